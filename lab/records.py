@@ -1,0 +1,123 @@
+"""Pydantic records that mirror the DuckDB tables column for column (see `lab.store.schema`).
+
+Why records and tables share one shape: the harness, the trainer, the notebooks and the app all read
+and write the same rows, and a field added here without a migration fails loudly in tests.
+Do not reorder fields: the store inserts them positionally.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+RunKind = Literal["eval", "train", "synth"]
+RunStatus = Literal["running", "finished", "failed", "interrupted"]
+
+
+class RunRecord(BaseModel):
+    """One evaluation, training or synthesis run."""
+
+    run_id: str = Field(description="Unique id, e.g. `eval-20261130-0642-3f9a`.")
+    kind: RunKind = Field(description="eval, train or synth.")
+    name: str = Field("", description="Human name given with --run-name.")
+    config_json: str = Field("{}", description="The full run config as JSON, to rebuild the run.")
+    toolkit_json: str = Field("{}", description="The toolkit (specs with prices) the run used.")
+    pricing: str = Field("default", description="Pricing the costs were computed with.")
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    status: RunStatus = "running"
+    git_sha: str = Field("", description="Commit of the lab that produced the run.")
+    orchestrator: str = Field("", description="Orchestrator policy, e.g. `scripted:cheapest-first`.")
+    benchmark: str = Field("", description="Benchmark the run evaluated or trained on.")
+
+
+class TaskRecord(BaseModel):
+    """One benchmark task as the lab saw it."""
+
+    benchmark: str
+    task_id: str
+    split: str = "test"
+    domain: str = ""
+    question: str = ""
+    answer_json: str = Field("null", description="Reference answer (or golden actions) as JSON.")
+    meta_json: str = Field("{}", description="Anything else the loader read (difficulty, sources...).")
+
+
+class TrajectoryRecord(BaseModel):
+    """One rollout of one task: its outcome, totals and training signals."""
+
+    run_id: str
+    task_id: str
+    sample_idx: int = 0
+    train_step: int = Field(0, description="Training step; 0 for evaluation runs.")
+    group_id: str = Field("", description="Rollouts of one task under one P form a GRPO group.")
+    preference_json: str = Field("{}", description="P as {name: weight}.")
+    outcome: float = Field(0.0, description="1 if solved, else 0 (graded).")
+    final_answer: str | None = None
+    n_turns: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    format_ok: bool = Field(True, description="Every tool call parsed and validated.")
+    valid_output: bool = Field(True, description="The trajectory ended in a valid final answer.")
+    reward: float | None = None
+    advantage: float | None = None
+    error: str | None = None
+    benchmark: str = ""
+    tool_counts_json: str = Field("{}", description="Calls per tool name, the first n reward features.")
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class StepRecord(BaseModel):
+    """One tool call (or final answer, or malformed output) within a trajectory."""
+
+    run_id: str
+    task_id: str
+    sample_idx: int = 0
+    train_step: int = 0
+    turn: int = 0
+    call_idx: int = Field(0, description="Index of the call within its turn (turns may hold several).")
+    kind: Literal["tool", "answer", "format_error"] = "tool"
+    reasoning: str = ""
+    tool_name: str | None = None
+    model: str | None = Field(None, description="Canonical model id behind an LLM tool, for repricing.")
+    arguments_json: str = "{}"
+    observation: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+    simulated: bool = False
+
+
+class ScoringRecord(BaseModel):
+    """A re-scoring of a logged run under another preference vector (nothing is overwritten)."""
+
+    scoring_id: str
+    run_id: str
+    preference_json: str
+    created_at: datetime = Field(default_factory=utcnow)
+    note: str = ""
+
+
+class ScoreRecord(BaseModel):
+    """One trajectory's reward and advantage under a scoring."""
+
+    scoring_id: str
+    run_id: str
+    task_id: str
+    sample_idx: int
+    train_step: int
+    reward: float
+    advantage: float
+    keep: bool

@@ -1,0 +1,130 @@
+"""The one interface every tool shares: an async `execute(arguments, context) -> Observation`.
+
+Why errors are observations and not exceptions: in the paper's loop a malformed or failing call is
+something the orchestrator sees and recovers from (and the reward counts), never a crashed rollout.
+`validate_arguments` checks a call against the tool's JSON schema and says exactly what is wrong.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from lab.toolspec import ToolSpec
+
+
+class Observation(BaseModel):
+    """What a tool call returns to the orchestrator, with its accounting."""
+
+    text: str = Field("", description="What the orchestrator reads.")
+    error: str | None = Field(None, description="None, or what went wrong (the text then explains it too).")
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    cost_usd: float = Field(0.0, ge=0)
+    latency_s: float = Field(0.0, ge=0, description="Wall-clock (real tools) or simulated seconds.")
+    model: str | None = Field(None, description="Canonical model id that produced it, for repricing.")
+    simulated: bool = Field(False, description="Produced by a simulated model, not a real one.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Tool-specific detail (doc ids, scores...).")
+
+    @classmethod
+    def failure(cls, message: str, **kwargs: Any) -> "Observation":
+        return cls(text=f"Error: {message}", error=message, **kwargs)
+
+
+@dataclass
+class ToolContext:
+    """Per-rollout facts a tool may use: the task (for whitelists and simulated grading) and a seeded RNG."""
+
+    task_id: str = ""
+    task: Any = None
+    seed: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+    transcript: list[str] = field(default_factory=list, description="Observations so far in this rollout.")
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything with a spec and an async execute is a tool."""
+
+    spec: ToolSpec
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation: ...
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def validate_arguments(spec: ToolSpec, arguments: Any) -> str | None:
+    """None when `arguments` fit the tool's schema, else one sentence saying what is wrong.
+
+    Checks what orchestrators get wrong in practice: not an object, missing required fields, unknown
+    fields (when the schema forbids extras), wrong JSON types and values outside an enum.
+
+    >>> from lab.toolspec import ToolSpec
+    >>> s = ToolSpec(name="t", description="", category="basic",
+    ...              parameters={"type": "object", "properties": {"q": {"type": "string"}},
+    ...                          "required": ["q"], "additionalProperties": False})
+    >>> validate_arguments(s, {"q": 3})
+    "tool 't': argument 'q' must be string, got integer"
+    """
+    schema = spec.parameters
+    if not isinstance(arguments, dict):
+        return f"tool '{spec.name}': arguments must be a JSON object, got {_json_type(arguments)}"
+    properties: dict[str, Any] = schema.get("properties", {})
+    missing = [name for name in schema.get("required", []) if name not in arguments]
+    if missing:
+        return f"tool '{spec.name}': missing required argument '{missing[0]}'"
+    if schema.get("additionalProperties") is False:
+        extra = [name for name in arguments if name not in properties]
+        if extra:
+            return f"tool '{spec.name}': unknown argument '{extra[0]}' (allowed: {', '.join(properties) or 'none'})"
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if not prop:
+            continue
+        problem = _check_value(value, prop)
+        if problem:
+            return f"tool '{spec.name}': argument '{name}' {problem}"
+    return None
+
+
+def _check_value(value: Any, prop: dict[str, Any]) -> str | None:
+    expected = prop.get("type")
+    if expected:
+        types = expected if isinstance(expected, list) else [expected]
+        if not any(_is_type(value, t) for t in types):
+            return f"must be {' or '.join(types)}, got {_json_type(value)}"
+    if "enum" in prop and value not in prop["enum"]:
+        return f"must be one of {prop['enum']}, got {value!r}"
+    if isinstance(value, list) and isinstance(prop.get("items"), dict):
+        for i, item in enumerate(value):
+            problem = _check_value(item, prop["items"])
+            if problem:
+                return f"item {i} {problem}"
+    return None
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name in ("integer", "number") and isinstance(value, bool):
+        return False
+    if name == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES.get(name, (object,)))
+
+
+def _json_type(value: Any) -> str:
+    for name in ("boolean", "integer", "number", "string", "array", "object", "null"):
+        if _is_type(value, name):
+            return name
+    return type(value).__name__

@@ -1,0 +1,168 @@
+"""Tool specifications and toolkits: the one JSON-schema interface every tool shares (paper §3.1).
+
+A `ToolSpec` is what the orchestrator sees (OpenAI function-calling schema) plus what the lab needs to
+account for a call (category, prices, latency). A `Toolkit` is an ordered list of specs loaded from
+YAML; its order fixes the column order of the reward's feature matrix and of preference vectors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lab.errors import LabInputError
+from lab.pricing import PriceTable
+
+Category = Literal["basic", "specialist", "generalist"]
+
+#: Schema of LLM tools when a toolkit entry gives none: the orchestrator writes the prompt it delegates.
+LLM_TOOL_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string", "description": "Self-contained request for the model."}},
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+
+
+class LatencyProfile(BaseModel):
+    """How long a call takes: a fixed part plus a per-output-token part, with lognormal jitter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_s: float = Field(0.0, ge=0, description="Seconds per call before the first token (or per search).")
+    per_output_token_s: float = Field(0.0, ge=0, description="Seconds per generated token.")
+    jitter: float = Field(0.0, ge=0, description="Sigma of the lognormal multiplier on the total.")
+
+    def expected(self, output_tokens: int = 0) -> float:
+        return self.base_s + self.per_output_token_s * output_tokens
+
+
+class ToolSpec(BaseModel):
+    """One tool as the orchestrator sees it and as the lab prices it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Name the orchestrator calls; unique within a toolkit.")
+    description: str = Field(description="Capability description shown to the orchestrator.")
+    parameters: dict[str, Any] = Field(description="JSON schema (type=object) of the arguments.")
+    category: Category = Field(description="basic (search, code), specialist (math, code LLMs) or generalist LLM.")
+    model: str | None = Field(None, description="Canonical model id behind an LLM tool; priced from the table.")
+    input_per_mtok: float = Field(0.0, ge=0, description="USD per 1M input tokens.")
+    output_per_mtok: float = Field(0.0, ge=0, description="USD per 1M output tokens.")
+    per_call: float = Field(0.0, ge=0, description="USD per call (search APIs).")
+    latency: LatencyProfile = Field(default_factory=LatencyProfile, description="Latency profile.")
+    backend: dict[str, Any] = Field(default_factory=dict, description="How to run it: `kind` plus options.")
+    simulated: bool = Field(False, description="True for `sim:` models; reports and the app label them.")
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("type") != "object":
+            raise ValueError("parameters must be a JSON schema with type 'object'")
+        return value
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """USD for one call."""
+        return input_tokens * self.input_per_mtok / 1e6 + output_tokens * self.output_per_mtok / 1e6 + self.per_call
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The function-calling entry (`{"type": "function", "function": {...}}`)."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class Toolkit(BaseModel):
+    """An ordered set of tools; the order is the column order of reward features and preferences."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Toolkit name, recorded with every run.")
+    tools: list[ToolSpec] = Field(description="Tools in feature-column order.")
+    pricing: str = Field("default", description="Pricing the LLM tools were priced with.")
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Toolkit":
+        seen: set[str] = set()
+        for tool in self.tools:
+            if tool.name in seen:
+                raise ValueError(f"tool name '{tool.name}' appears twice")
+            seen.add(tool.name)
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def get(self, name: str) -> ToolSpec:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise LabInputError(f"toolkit '{self.name}': unknown tool '{name}' (tools: {', '.join(self.names)})")
+
+    def subset(self, names: list[str]) -> "Toolkit":
+        """A toolkit with only these tools, in this toolkit's order (training randomises subsets)."""
+        unknown = [n for n in names if n not in self.names]
+        if unknown:
+            raise LabInputError(f"toolkit '{self.name}': unknown tools {unknown}")
+        return self.model_copy(update={"tools": [t for t in self.tools if t.name in names]})
+
+    def repriced(self, pricing: str) -> "Toolkit":
+        """The same tools with LLM prices from another provider's table."""
+        table = PriceTable.load(pricing)
+        return self.model_copy(update={"tools": [_priced(t, table) for t in self.tools], "pricing": pricing})
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, pricing: str | None = None) -> "Toolkit":
+        """Load and validate a toolkit file; every problem is one line naming file and field."""
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except FileNotFoundError:
+            raise LabInputError(f"{path}: toolkit file not found") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f" line {mark.line + 1}" if mark else ""
+            raise LabInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+        return cls.from_dict(raw, source=str(path), pricing=pricing)
+
+    @classmethod
+    def from_dict(cls, raw: Any, source: str = "<toolkit>", pricing: str | None = None) -> "Toolkit":
+        if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
+            raise LabInputError(f"{source}: a toolkit is a mapping with a 'tools' list")
+        pricing = pricing or raw.get("pricing", "default")
+        table = PriceTable.load(pricing)
+        tools = []
+        for i, entry in enumerate(raw["tools"]):
+            if not isinstance(entry, dict):
+                raise LabInputError(f"{source}: tools[{i}] must be a mapping")
+            entry = dict(entry)
+            if entry.get("model") and "parameters" not in entry:
+                entry["parameters"] = LLM_TOOL_PARAMETERS
+            try:
+                spec = ToolSpec.model_validate(entry)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err["loc"])
+                name = entry.get("name", f"#{i}")
+                raise LabInputError(f"{source}: tools[{i}] ({name}).{loc}: {err['msg']}") from None
+            tools.append(_priced(spec, table, source=f"{source}: tools[{i}]"))
+        try:
+            return cls(name=raw.get("name", Path(source).stem), tools=tools, pricing=pricing)
+        except ValidationError as exc:
+            raise LabInputError(f"{source}: {exc.errors()[0]['msg']}") from None
+
+
+def _priced(spec: ToolSpec, table: PriceTable, source: str = "") -> ToolSpec:
+    """Fill an LLM tool's token prices from the table; explicit per-call prices are kept."""
+    if not spec.model:
+        return spec
+    if not table.has(spec.model):
+        where = f"{source}: " if source else ""
+        raise LabInputError(f"{where}model '{spec.model}' of tool '{spec.name}' has no price in pricing '{table.name}'")
+    price = table.price(spec.model)
+    return spec.model_copy(update={"input_per_mtok": price.input_per_mtok, "output_per_mtok": price.output_per_mtok})
