@@ -3,7 +3,7 @@
 
 demo:
 	bash scripts/install.sh
-	orchestra demo
+	orchestra --help
 
 test:
 	bash scripts/install.sh --dev

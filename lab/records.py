@@ -121,3 +121,26 @@ class ScoreRecord(BaseModel):
     reward: float
     advantage: float
     keep: bool
+
+
+class TokenTrajectoryRecord(BaseModel):
+    """Token ids of one trajectory, as the trainer consumes them (keyed like `TrajectoryRecord`).
+
+    Why a separate record: token lists are large and only training reads them, so analysis queries
+    over trajectories never pay for them.
+    """
+
+    run_id: str
+    task_id: str
+    sample_idx: int = 0
+    train_step: int = 0
+    prompt_ids: list[int] = Field(default_factory=list, description="Tokens of the rendered prompt.")
+    completion_ids: list[int] = Field(
+        default_factory=list, description="Tokens after the prompt: model output and tool observations."
+    )
+    mask: list[int] = Field(
+        default_factory=list, description="Per completion token: 1 if the policy produced it (trained on), else 0."
+    )
+    logprobs: list[float] = Field(
+        default_factory=list, description="Sampling log-probability per completion token (0 where mask is 0)."
+    )

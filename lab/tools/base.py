@@ -42,7 +42,10 @@ class ToolContext:
     task: Any = None
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
-    transcript: list[str] = field(default_factory=list, description="Observations so far in this rollout.")
+    #: Observations so far in this rollout.
+    transcript: list[str] = field(default_factory=list)
+    #: Per-rollout state of stateful tools, keyed by tool domain (e.g. the bookshop's `DomainSession`).
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

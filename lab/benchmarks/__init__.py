@@ -1,0 +1,140 @@
+"""Benchmark loaders: FRAMES, HLE (text-only), tau2-bench and BFCL, behind one registry.
+
+Every loader is `load_<name>(path=None, split=None, limit=None, ...) -> list[BenchmarkTask]` and reads
+local files (default: `$LAB_BENCHMARKS_DIR`, else `../shared/benchmarks` beside the repo). Only
+`source="hub"` (FRAMES, HLE) reaches the network, and only when passed explicitly.
+
+`load_benchmark(name, ...)` picks a loader by name:
+
+| name                       | loader                                   |
+| -------------------------- | ---------------------------------------- |
+| `frames`                   | `load_frames`                            |
+| `hle`                      | `load_hle`                               |
+| `tau2`, `tau2:<domain>`    | `load_tau2` (all domains, or one)        |
+| `bfcl`, `bfcl:<category>`  | `load_bfcl` (all five, or a comma list)  |
+| `world`, `toolscale`       | `lab.world.build.load_world` (offline)   |
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lab.benchmarks.base import AnswerType, BenchmarkTask, apply_limit, default_benchmarks_dir
+from lab.benchmarks.bfcl import CATEGORIES as BFCL_CATEGORIES
+from lab.benchmarks.bfcl import check_task as check_bfcl_task
+from lab.benchmarks.bfcl import load_bfcl
+from lab.benchmarks.bfcl_checker import CheckResult, FunctionCall, check_bfcl, parse_calls
+from lab.benchmarks.frames import load_frames
+from lab.benchmarks.hle import load_hle
+from lab.benchmarks.tau2 import Tau2Domain, load_tau2, load_tau2_domain
+from lab.errors import LabInputError
+
+__all__ = [
+    "AnswerType",
+    "BFCL_CATEGORIES",
+    "BenchmarkTask",
+    "CheckResult",
+    "FunctionCall",
+    "Tau2Domain",
+    "check_bfcl",
+    "check_bfcl_task",
+    "default_benchmarks_dir",
+    "list_benchmarks",
+    "load_benchmark",
+    "load_bfcl",
+    "load_frames",
+    "load_hle",
+    "load_tau2",
+    "load_tau2_domain",
+    "parse_calls",
+]
+
+#: Names without a `:` qualifier, with what the qualifier means.
+BENCHMARKS: dict[str, str] = {
+    "frames": "FRAMES multi-hop QA (824 questions)",
+    "hle": "Humanity's Last Exam, text-only (local JSONL/Parquet or source='hub')",
+    "tau2": "tau2-bench; tau2:<domain> for one domain (retail, airline)",
+    "bfcl": "BFCL v4 AST categories; bfcl:<category>[,<category>] for some",
+    "world": "the offline world (lab.world); alias toolscale",
+}
+
+_WORLD_NAMES = ("world", "toolscale")
+
+
+def list_benchmarks() -> dict[str, str]:
+    """Registry names with a one-line description each."""
+    return dict(BENCHMARKS)
+
+
+def load_benchmark(
+    name: str,
+    path: str | Path | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    **options: Any,
+) -> list[BenchmarkTask]:
+    """Load a benchmark by registry name; `options` go to the loader (e.g. `source="hub"`)."""
+    base, _, qualifier = name.strip().partition(":")
+    base = base.lower()
+    if base == "frames" and not qualifier:
+        return load_frames(path, split, limit, **options)
+    if base == "hle" and not qualifier:
+        return load_hle(path, split, limit, **options)
+    if base == "tau2":
+        return load_tau2(path, split, limit, domain=qualifier or None, **options)
+    if base == "bfcl":
+        categories = [c.strip() for c in qualifier.split(",") if c.strip()] or None
+        return load_bfcl(path, split, limit, categories=categories, **options)
+    if base in _WORLD_NAMES and not qualifier:
+        return _load_world(path, split, limit, **options)
+    raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(BENCHMARKS)})")
+
+
+def _load_world(path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    """Thin, guarded hook into the offline world: import lazily, pass what it accepts, adapt its tasks.
+
+    Why lazy: `lab.world` is built separately and may pull heavier pieces; loading real benchmarks must
+    not depend on it.
+    """
+    try:
+        from lab.world.build import load_world  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise LabInputError(f"benchmark 'world': lab.world.build.load_world is not available ({exc})") from exc
+    # the world's folder may be called `out_dir` there; it returns a World (with .tasks) or a task list
+    wanted = {"path": path, "out_dir": path, "split": split, "limit": limit, **options}
+    kwargs = _accepted_kwargs(load_world, wanted)
+    loaded = load_world(**kwargs)
+    tasks = [_from_world(task) for task in getattr(loaded, "tasks", loaded)]
+    if split is not None and "split" not in kwargs:
+        tasks = [task for task in tasks if task.split == split]
+    return apply_limit(tasks, limit)
+
+
+def _accepted_kwargs(func: Callable[..., Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """The non-None entries of `wanted` that `func` takes (all of them if it takes **kwargs)."""
+    params = inspect.signature(func).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return {k: v for k, v in wanted.items() if v is not None and (takes_any or k in params)}
+
+
+def _from_world(task: Any) -> BenchmarkTask:
+    """A `WorldTask` (or a BenchmarkTask already) as a BenchmarkTask; world-only fields go to meta."""
+    if isinstance(task, BenchmarkTask):
+        return task
+    data = task.model_dump() if hasattr(task, "model_dump") else dict(task)
+    core = ("task_id", "split", "domain", "question", "answer", "answer_type", "choices", "meta")
+    meta = {**data.get("meta", {}), **{k: v for k, v in data.items() if k not in core}}
+    return BenchmarkTask(
+        benchmark="world",
+        task_id=str(data["task_id"]),
+        split=data.get("split", "test"),
+        domain=data.get("domain", ""),
+        question=data["question"],
+        answer=data.get("answer"),
+        answer_type=data.get("answer_type", "exact"),
+        choices=data.get("choices", []),
+        meta=meta,
+    )

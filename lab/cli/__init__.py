@@ -1,0 +1,50 @@
+"""The `orchestra` command: one thin Typer file per command group, registered here.
+
+Every command turns `LabInputError` into one red line on stderr and exit code 2; anything else is a bug
+and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from lab.errors import LabInputError
+
+app = typer.Typer(
+    name="orchestra",
+    help="Orchestra Lab: train, evaluate and study tool-orchestrating LLMs (ToolOrchestra, arXiv 2511.21689).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+
+
+def _register() -> None:
+    # Imported for their side effect of adding commands to `app`; order is the order in --help.
+    from lab.cli import calibrate, runs  # noqa: F401
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _register()
+    try:
+        app(standalone_mode=False)
+    except LabInputError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors come through here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise

@@ -1,0 +1,40 @@
+"""Orchestrator policies: `hf:<path>`, `openai:<model>@<base_url>` and `scripted:<name>`."""
+
+from __future__ import annotations
+
+from lab.errors import LabInputError
+from lab.rollout.engine import Grader
+from lab.rollout.policy import Policy
+from lab.tools.base import Tool
+
+
+def policy_names() -> list[str]:
+    from lab.policies.scripted import SCRIPTS
+
+    return ["hf:<path>", "openai:<model>@<base_url>", *(f"scripted:{n}" for n in [*SCRIPTS, "oracle"])]
+
+
+def make_policy(spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None) -> Policy:
+    """Build the orchestrator named by `spec` (the `--orchestrator` flag)."""
+    kind, _, name = spec.partition(":")
+    if kind == "scripted":
+        from lab.policies.scripted import SCRIPTS, ScriptedPolicy
+
+        if name == "oracle":
+            from lab.policies.oracle import OraclePolicy
+
+            if tools is None or grader is None:
+                raise LabInputError("scripted:oracle needs the run's tools and grader")
+            return OraclePolicy(tools, grader)
+        if name not in SCRIPTS:
+            raise LabInputError(f"--orchestrator '{spec}': unknown script (known: {', '.join([*SCRIPTS, 'oracle'])})")
+        return ScriptedPolicy(name, SCRIPTS[name])
+    if kind == "openai":
+        from lab.policies.openai_policy import OpenAIPolicy
+
+        return OpenAIPolicy.from_spec(spec, pricing=pricing)
+    if kind == "hf":
+        from lab.policies.hf_policy import HFPolicy
+
+        return HFPolicy.from_spec(spec)
+    raise LabInputError(f"--orchestrator '{spec}': expected one of {', '.join(policy_names())}")

@@ -1,0 +1,119 @@
+"""Re-derive rewards and costs of a logged run: the pure scoring layer applied to stored rows.
+
+Why this exists beside `lab.reward`: the reward is pure numpy; this module is the glue that reads a
+run's logged features from the store, applies the reward under another preference vector (or the step
+costs under another price table) and writes a *new* scoring. Nothing logged is modified.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lab.errors import LabInputError
+from lab.preference import Preference
+from lab.pricing import PriceTable
+from lab.records import ScoreRecord, ScoringRecord
+from lab.reward import feature_matrix, group_advantages, preference_rewards
+from lab.store import Store, queries
+
+
+@dataclass
+class RescoreResult:
+    """A stored scoring and the numbers a user compares against the logged ones."""
+
+    scoring: ScoringRecord
+    scores: list[ScoreRecord]
+    logged_reward_mean: float | None
+    n_groups: int
+
+    def summary(self) -> dict[str, Any]:
+        rewards = np.array([s.reward for s in self.scores], dtype=float)
+        groups_kept = len({(s.task_id, s.train_step) for s in self.scores if s.keep})
+        return {
+            "scoring_id": self.scoring.scoring_id,
+            "run_id": self.scoring.run_id,
+            "preference": json.loads(self.scoring.preference_json),
+            "trajectories": len(self.scores),
+            "groups": self.n_groups,
+            "groups_kept": groups_kept,
+            "reward_mean": float(rewards.mean()) if len(rewards) else None,
+            "reward_mean_logged": self.logged_reward_mean,
+            "solved": int(sum(1 for s in self.scores if s.reward > 0)),
+        }
+
+
+def run_tools(store: Store, run_id: str) -> list[str]:
+    """Tool names of a run, in its toolkit's order (the first n reward columns)."""
+    run = queries.run(store, run_id)
+    toolkit = json.loads(run.toolkit_json or "{}")
+    return [t["name"] for t in toolkit.get("tools", [])]
+
+
+def rescore_run(store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = 0.1) -> RescoreResult:
+    """Score every trajectory of a run under `preference` and store it as a new scoring."""
+    tools = run_tools(store, run_id)
+    pref = Preference.parse(preference, tools) if isinstance(preference, str) else Preference.from_dict(preference, tools)
+    trajs = queries.trajectories_df(store, [run_id])
+    if trajs.empty:
+        raise LabInputError(f"run '{run_id}' has no trajectories to rescore")
+    M = feature_matrix(
+        [json.loads(c) for c in trajs.tool_counts_json],
+        trajs.outcome.to_numpy(float), trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools,
+    )  # (B, n_tools + 3)
+    groups = _group_labels(trajs)
+    rewards = preference_rewards(M, pref.vector, groups)
+    advantages, keep = group_advantages(rewards, groups, std_threshold=std_threshold)
+    scoring = ScoringRecord(
+        scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id,
+        preference_json=json.dumps(pref.as_dict()), note=f"std_threshold={std_threshold}",
+    )
+    scores = [
+        ScoreRecord(scoring_id=scoring.scoring_id, run_id=run_id, task_id=row.task_id, sample_idx=int(row.sample_idx),
+                    train_step=int(row.train_step), reward=float(r), advantage=float(a), keep=bool(k))
+        for row, r, a, k in zip(trajs.itertuples(), rewards, advantages, keep)
+    ]
+    store.write_scoring(scoring, scores)
+    logged = trajs.reward.dropna()
+    return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, len(set(groups)))
+
+
+def _group_labels(trajs: pd.DataFrame) -> list[str]:
+    """GRPO groups: the logged group id, else all samples of one task at one training step."""
+    return [
+        g if g else f"{t}@{s}"
+        for g, t, s in zip(trajs.group_id.fillna(""), trajs.task_id, trajs.train_step)
+    ]
+
+
+def reprice_steps(steps: pd.DataFrame, table: PriceTable) -> pd.DataFrame:
+    """Per-model calls, tokens, logged cost and cost under `table`; steps without a model keep their cost.
+
+    Every model must have a price in the new table: a silent zero would make a run look cheaper than
+    it is, so missing prices are a user error listing the models.
+    """
+    columns = ["model", "calls", "input_tokens", "output_tokens", "old_cost_usd", "new_cost_usd", "priced_by"]
+    if steps.empty:
+        return pd.DataFrame(columns=columns)
+    steps = steps.assign(model=steps.model.fillna(""))
+    models = sorted(m for m in steps.model.unique() if m)
+    missing = [m for m in models if not table.has(m)]
+    if missing:
+        raise LabInputError(f"pricing '{table.name}' has no price for model(s) {', '.join(missing)}")
+    rows = []
+    for model, group in steps.groupby("model", sort=True):
+        inp, out, calls = int(group.input_tokens.sum()), int(group.output_tokens.sum()), len(group)
+        old = float(group.cost_usd.sum())
+        if model:
+            price = table.price(model)
+            new = sum(price.cost(int(i), int(o)) for i, o in zip(group.input_tokens, group.output_tokens))
+            by = price.provider
+        else:
+            new, by = old, "(no model: unchanged)"
+        rows.append([model or "(tools without a model)", calls, inp, out, old, float(new), by])
+    return pd.DataFrame(rows, columns=columns)

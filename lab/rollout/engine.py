@@ -1,0 +1,204 @@
+"""The multi-turn rollout engine, shared by evaluation and training (paper §3.1 loop).
+
+One rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
+reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
+one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
+rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
+
+Latency is the critical path: per turn the orchestrator's own time plus the slowest of its concurrent
+calls, summed over turns. Simulated tools report latency without sleeping, so offline runs are fast
+and still carry the latency the real models would have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from lab.records import StepRecord, TrajectoryRecord, utcnow
+from lab.rollout.config import RolloutConfig
+from lab.rollout.parse import ParsedTurn, ToolCall, parse_turn
+from lab.rollout.policy import Policy, TokenTrajectory
+from lab.rollout.prompt import system_prompt, tool_response_text
+from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+
+#: (task, final answer or None, tool context) -> outcome in [0, 1]
+Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]
+
+FORMAT_REMINDER = "Your last message had no valid tool call or answer: {error}. Use <tool_call>{{...}}</tool_call> or <answer>...</answer>."
+
+
+@dataclass
+class RolloutRequest:
+    """Which rollout to run and how it will be keyed in the store."""
+
+    run_id: str
+    task: Any
+    sample_idx: int = 0
+    train_step: int = 0
+    group_id: str = ""
+    preference: dict[str, float] = field(default_factory=dict)
+    preference_instruction: str | None = None
+    seed: int = 0
+    benchmark: str = ""
+
+
+@dataclass
+class RolloutResult:
+    trajectory: TrajectoryRecord
+    steps: list[StepRecord]
+    tokens: TokenTrajectory | None = None
+    context: ToolContext | None = None
+
+
+@dataclass
+class _State:
+    """Running totals of one rollout."""
+
+    steps: list[StepRecord] = field(default_factory=list)
+    tool_counts: Counter = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    format_ok: bool = True
+    answer: str | None = None
+    stop_reason: str | None = None
+    turns: int = 0
+
+
+async def run_rollout(
+    policy: Policy,
+    tools: dict[str, Tool],
+    request: RolloutRequest,
+    grader: Grader,
+    config: RolloutConfig | None = None,
+) -> RolloutResult:
+    """Run one rollout to the end and grade it. Never raises for model or tool misbehaviour."""
+    config = config or RolloutConfig()
+    task = request.task
+    specs = [tool.spec for tool in tools.values()]
+    context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed))
+    session = policy.session(task, specs, request.seed)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_prompt(specs, request.preference_instruction)},
+        {"role": "user", "content": task.question},
+    ]
+    state = _State()
+    started = time.monotonic()
+    error: str | None = None
+    try:
+        for turn in range(config.max_turns):
+            state.turns = turn + 1
+            output = await session.generate(messages)
+            state.input_tokens += output.input_tokens
+            state.output_tokens += output.output_tokens
+            state.cost_usd += output.cost_usd
+            parsed = parse_turn(output.text, output.native_calls)
+            messages.append(_assistant_message(output.text, output.native_calls))
+            turn_latency = await _apply_turn(parsed, turn, tools, context, config, request, state, messages)
+            state.latency_s += output.latency_s + turn_latency
+            if state.answer is not None:
+                break
+            state.stop_reason = _cap_reached(config, state, time.monotonic() - started)
+            if state.stop_reason:
+                break
+        else:
+            state.stop_reason = f"turn limit {config.max_turns} reached without an answer"
+    except Exception as exc:  # a broken policy (e.g. its server is down) ends this rollout, not the run
+        error = f"policy failed: {type(exc).__name__}: {exc}"
+    outcome = await grader(task, state.answer, context) if state.answer is not None else 0.0
+    trajectory = TrajectoryRecord(
+        run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step,
+        group_id=request.group_id, preference_json=json.dumps(request.preference), outcome=float(outcome),
+        final_answer=state.answer, n_turns=state.turns, cost_usd=state.cost_usd, latency_s=state.latency_s,
+        input_tokens=state.input_tokens, output_tokens=state.output_tokens, format_ok=state.format_ok,
+        valid_output=state.answer is not None, error=error or state.stop_reason, benchmark=request.benchmark,
+        tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True),
+    )
+    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context)
+
+
+async def _apply_turn(
+    parsed: ParsedTurn, turn: int, tools: dict[str, Tool], context: ToolContext,
+    config: RolloutConfig, request: RolloutRequest, state: _State, messages: list[dict[str, Any]],
+) -> float:
+    """Record the turn's steps, run its calls concurrently, append observations; returns its tool latency."""
+    key = dict(run_id=request.run_id, task_id=request.task.task_id, sample_idx=request.sample_idx,
+               train_step=request.train_step, turn=turn)
+    if parsed.answer is not None:
+        state.answer = parsed.answer
+        state.steps.append(StepRecord(**key, kind="answer", reasoning=parsed.reasoning, observation=parsed.answer))
+        return 0.0
+    if parsed.format_error:
+        state.format_ok = False
+        state.steps.append(StepRecord(**key, kind="format_error", reasoning=parsed.reasoning, error=parsed.format_error))
+        messages.append({"role": "user", "content": FORMAT_REMINDER.format(error=parsed.format_error)})
+        return 0.0
+    calls = parsed.calls
+    results = await asyncio.gather(*(_execute(call, i, tools, context, config) for i, call in enumerate(calls)))
+    observations = [obs for obs, _ in results]
+    for i, (call, (obs, malformed)) in enumerate(zip(calls, results)):
+        if malformed:
+            state.format_ok = False
+        if call.name in tools:
+            state.tool_counts[call.name] += 1
+        state.cost_usd += obs.cost_usd
+        state.steps.append(StepRecord(
+            **key, call_idx=i, kind="format_error" if call.error else "tool", reasoning=parsed.reasoning if i == 0 else "",
+            tool_name=call.name, model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str),
+            observation=obs.text, input_tokens=obs.input_tokens, output_tokens=obs.output_tokens,
+            cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,
+        ))
+        context.transcript.append(obs.text)
+        message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
+        if call.id:
+            message["tool_call_id"] = call.id
+        messages.append(message)
+    return max((obs.latency_s for obs in observations), default=0.0)
+
+
+async def _execute(
+    call: ToolCall, index: int, tools: dict[str, Tool], context: ToolContext, config: RolloutConfig
+) -> tuple[Observation, bool]:
+    """Run one call -> (observation, malformed). Every failure becomes an error observation the
+    orchestrator can read; malformed calls (bad JSON, unknown tool, schema violation, over the per-turn
+    limit) are also flagged for the format-consistency filter."""
+    if call.error:
+        return Observation.failure(call.error), True
+    if index >= config.max_calls_per_turn:
+        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one turn; this one was not run"), True
+    if call.name not in tools:
+        return Observation.failure(f"unknown tool '{call.name}' (available: {', '.join(tools)})"), True
+    tool = tools[call.name]
+    problem = validate_arguments(tool.spec, call.arguments)
+    if problem:
+        return Observation.failure(problem), True
+    started = time.monotonic()
+    try:
+        return await asyncio.wait_for(tool.execute(call.arguments, context), timeout=config.tool_timeout_s), False
+    except asyncio.TimeoutError:
+        message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s"
+    except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
+        message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"
+    return Observation.failure(message, latency_s=time.monotonic() - started), False
+
+
+def _cap_reached(config: RolloutConfig, state: _State, elapsed_s: float) -> str | None:
+    if config.cost_cap_usd is not None and state.cost_usd >= config.cost_cap_usd:
+        return f"cost cap ${config.cost_cap_usd:g} reached"
+    if config.wall_clock_s is not None and elapsed_s >= config.wall_clock_s:
+        return f"wall-clock cap {config.wall_clock_s:g} s reached"
+    return None
+
+
+def _assistant_message(text: str, native_calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if native_calls:
+        message["tool_calls"] = native_calls
+    return message

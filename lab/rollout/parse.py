@@ -1,0 +1,113 @@
+"""Parse one orchestrator turn in the Qwen3/Hermes format.
+
+A turn is optional reasoning (`<think>...</think>`), then either one or more tool calls
+(`<tool_call>{"name": ..., "arguments": {...}}</tool_call>`) or a final answer (`<answer>...</answer>`;
+plain text with no tool call also counts as an answer, as in Hermes chat). Why a hand parser and not
+a regex on the whole text: malformed calls must come back as precise format errors that the
+orchestrator reads and the reward's format filter counts, never as crashes or silently dropped calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL)
+
+
+class ToolCall(BaseModel):
+    """A parsed call: name and arguments, or the reason it could not be parsed."""
+
+    name: str | None = None
+    id: str | None = Field(None, description="Server-side call id of a native call (echoed in the tool message).")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw: str = ""
+    error: str | None = Field(None, description="Why the call is malformed (then name/arguments may be empty).")
+
+
+class ParsedTurn(BaseModel):
+    reasoning: str = ""
+    calls: list[ToolCall] = Field(default_factory=list)
+    answer: str | None = None
+    format_error: str | None = Field(None, description="Set when the turn is neither valid calls nor an answer.")
+
+
+def parse_turn(text: str, native_calls: list[dict[str, Any]] | None = None) -> ParsedTurn:
+    """Split a completion into reasoning, tool calls and answer.
+
+    `native_calls` are OpenAI-style `tool_calls` (function name + JSON-string arguments) from endpoints
+    that parse calls server-side; they are validated the same way as text calls.
+
+    >>> t = parse_turn('<think>need data</think><tool_call>{"name": "s", "arguments": {"q": 1}}</tool_call>')
+    >>> (t.reasoning, t.calls[0].name, t.calls[0].arguments)
+    ('need data', 's', {'q': 1})
+    >>> parse_turn("<answer>42</answer>").answer
+    '42'
+    """
+    text = text or ""
+    think = THINK_RE.search(text)
+    reasoning = think.group(1).strip() if think else ""
+    body = THINK_RE.sub("", text) if think else text
+    calls = [_parse_native(c) for c in native_calls or []]
+    calls += [_parse_call(m.group(1), closed=bool(m.group(2))) for m in TOOL_CALL_RE.finditer(body)]
+    if calls:
+        return ParsedTurn(reasoning=reasoning, calls=calls)
+    answer = ANSWER_RE.search(body)
+    if answer:
+        content = answer.group(1).strip()
+        if content:
+            return ParsedTurn(reasoning=reasoning, answer=content)
+        return ParsedTurn(reasoning=reasoning, format_error="empty <answer></answer>")
+    plain = body.strip()
+    if plain:
+        return ParsedTurn(reasoning=reasoning, answer=plain)
+    return ParsedTurn(reasoning=reasoning, format_error="the turn holds neither a <tool_call> nor an <answer>")
+
+
+def _parse_call(payload: str, closed: bool = True) -> ToolCall:
+    raw = payload.strip()
+    if not closed:
+        return ToolCall(raw=raw, error="unterminated <tool_call> (missing </tool_call>)")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return ToolCall(raw=raw, error=f"tool call is not valid JSON ({exc.msg} at column {exc.colno})")
+    return _from_mapping(data, raw)
+
+
+def _parse_native(call: dict[str, Any]) -> ToolCall:
+    function = call.get("function", call) if isinstance(call, dict) else {}
+    raw = json.dumps(function, default=str)
+    arguments = function.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return ToolCall(name=function.get("name"), id=call.get("id"), raw=raw, error=f"arguments are not valid JSON ({exc.msg})")
+    parsed = _from_mapping({"name": function.get("name"), "arguments": arguments}, raw)
+    parsed.id = call.get("id") if isinstance(call, dict) else None
+    return parsed
+
+
+def _from_mapping(data: Any, raw: str) -> ToolCall:
+    if not isinstance(data, dict):
+        return ToolCall(raw=raw, error="tool call must be a JSON object with 'name' and 'arguments'")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        return ToolCall(raw=raw, error="tool call has no 'name' string")
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return ToolCall(name=name, raw=raw, error=f"'arguments' of '{name}' must be a JSON object")
+    return ToolCall(name=name, arguments=arguments, raw=raw)
+
+
+def format_tool_call(name: str, arguments: dict[str, Any]) -> str:
+    """The exact text a policy writes for one call (inverse of parsing)."""
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "</tool_call>"

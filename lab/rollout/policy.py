@@ -1,0 +1,53 @@
+"""What the engine needs from an orchestrator policy, whatever runs it (transformers, an HTTP endpoint, a script).
+
+A policy opens one session per rollout. The engine owns the chat messages; the session owns anything
+engine-specific, notably the token-level trajectory that training needs: prompt ids, then completion
+ids built by concatenating each turn's sampled ids with the ids of the tool responses, a mask
+(1 = model token, 0 = tool output) and per-token logprobs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from lab.toolspec import ToolSpec
+
+
+class PolicyOutput(BaseModel):
+    """One orchestrator turn."""
+
+    text: str = Field(description="The raw completion (reasoning, tool calls or answer).")
+    native_calls: list[dict[str, Any]] | None = Field(None, description="OpenAI-style tool_calls, if the server parsed them.")
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+
+
+class TokenTrajectory(BaseModel):
+    """Token-level record of a rollout, for the trainer (never re-rendered from text)."""
+
+    prompt_ids: list[int] = Field(default_factory=list)
+    completion_ids: list[int] = Field(default_factory=list)
+    mask: list[int] = Field(default_factory=list, description="1 = sampled by the model, 0 = tool output / template.")
+    logprobs: list[float] = Field(default_factory=list, description="Per completion token; 0.0 where mask is 0.")
+
+
+class PolicySession(Protocol):
+    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
+        """The next turn given the whole conversation so far (system, user, assistant and tool messages)."""
+        ...
+
+    def token_trajectory(self) -> TokenTrajectory | None:
+        """The token-level trajectory, or None for policies that have no tokens (scripts, remote APIs)."""
+        ...
+
+
+class Policy(Protocol):
+    """A factory of sessions; `name` is recorded as the run's orchestrator."""
+
+    name: str
+
+    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> PolicySession: ...

@@ -1,0 +1,111 @@
+"""Named queries over the store, each returning a pandas DataFrame: the one home for read SQL.
+
+The CLI, the notebooks and the app call these instead of writing SQL, so a schema change is fixed
+here once. Every call opens a read-only connection and closes it before returning (see
+`lab.store.store` for why), so results are snapshots: call again to see newer rows.
+
+Frames keep the table's column names (those of `lab.records`); an empty result still has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from lab.errors import LabInputError
+from lab.records import RunRecord
+from lab.store.store import Store
+
+_TRAJECTORY_ORDER = "run_id, task_id, sample_idx, train_step"
+
+
+def runs_df(store: Store) -> pd.DataFrame:
+    """All runs, newest first."""
+    return store._read("SELECT * FROM runs ORDER BY started_at DESC, run_id")
+
+
+def runs_summary_df(store: Store) -> pd.DataFrame:
+    """Runs with their trajectory count, accuracy (mean outcome), total cost and mean latency."""
+    return store._read(
+        "SELECT r.run_id, r.kind, r.name, r.orchestrator, r.benchmark, r.pricing, r.status, r.started_at, "
+        "r.finished_at, count(t.task_id) AS trajectories, avg(t.outcome) AS accuracy, "
+        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) AS latency_s "
+        "FROM runs r LEFT JOIN trajectories t USING (run_id) GROUP BY ALL ORDER BY r.started_at DESC, r.run_id"
+    )
+
+
+def run(store: Store, run_id: str) -> RunRecord:
+    """One run as a record; an unknown id is bad input (it usually came from the command line)."""
+    frame = store._read("SELECT * FROM runs WHERE run_id = ?", [run_id])
+    if frame.empty:
+        raise LabInputError(f"unknown run id {run_id!r} in {store.path}")
+    row = frame.iloc[0].to_dict()
+    # pandas turns SQL NULL into NaT/NaN; the record wants None.
+    return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
+
+
+def trajectories_df(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """Trajectories of the given runs (all runs when `run_ids` is None), in key order."""
+    if run_ids is None:
+        return store._read(f"SELECT * FROM trajectories ORDER BY {_TRAJECTORY_ORDER}")
+    return store._read(
+        f"SELECT * FROM trajectories WHERE list_contains(?, run_id) ORDER BY {_TRAJECTORY_ORDER}",
+        [list(run_ids)],
+    )
+
+
+def steps_df(store: Store, run_id: str, task_id: str | None = None, sample_idx: int | None = None) -> pd.DataFrame:
+    """Steps of one run, optionally narrowed to one task and one sample, in the order they ran."""
+    return store._read(
+        "SELECT * FROM steps WHERE run_id = $run_id "
+        "AND ($task_id IS NULL OR task_id = $task_id) "
+        "AND ($sample_idx IS NULL OR sample_idx = $sample_idx) "
+        f"ORDER BY {_TRAJECTORY_ORDER}, turn, call_idx",
+        {"run_id": run_id, "task_id": task_id, "sample_idx": sample_idx},
+    )
+
+
+def tasks_df(store: Store, benchmark: str | None = None) -> pd.DataFrame:
+    """Tasks of one benchmark (all when None)."""
+    return store._read(
+        "SELECT * FROM tasks WHERE $benchmark IS NULL OR benchmark = $benchmark ORDER BY benchmark, task_id",
+        {"benchmark": benchmark},
+    )
+
+
+def scorings_df(store: Store, run_id: str) -> pd.DataFrame:
+    """Re-scorings of one run, oldest first."""
+    return store._read("SELECT * FROM scorings WHERE run_id = ? ORDER BY created_at, scoring_id", [run_id])
+
+
+def scores_df(store: Store, scoring_id: str) -> pd.DataFrame:
+    """Per-trajectory rewards and advantages under one scoring."""
+    return store._read(
+        f"SELECT * FROM scores WHERE scoring_id = ? ORDER BY {_TRAJECTORY_ORDER}", [scoring_id]
+    )
+
+
+def tool_calls_df(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
+    """Calls per tool per trajectory, counted from the steps (answers and format errors excluded).
+
+    Columns: run_id, task_id, sample_idx, train_step, tool_name, n_calls, cost_usd, latency_s.
+    A trajectory that called no tool has no rows.
+    """
+    return store._read(
+        "SELECT run_id, task_id, sample_idx, train_step, tool_name, count(*) AS n_calls, "
+        "sum(cost_usd) AS cost_usd, sum(latency_s) AS latency_s "
+        "FROM steps WHERE kind = 'tool' AND tool_name IS NOT NULL AND list_contains(?, run_id) "
+        f"GROUP BY ALL ORDER BY {_TRAJECTORY_ORDER}, tool_name",
+        [list(run_ids)],
+    )
+
+
+def token_trajectories_df(store: Store, run_id: str, train_step: int | None = None) -> pd.DataFrame:
+    """Token ids, masks and logprobs of one run (one training step when given), for the trainer."""
+    return store._read(
+        "SELECT * FROM token_trajectories WHERE run_id = $run_id "
+        "AND ($train_step IS NULL OR train_step = $train_step) "
+        f"ORDER BY {_TRAJECTORY_ORDER}",
+        {"run_id": run_id, "train_step": train_step},
+    )

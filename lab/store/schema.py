@@ -1,0 +1,262 @@
+"""Tables, schema version and migrations of the trajectory store, all in one place.
+
+Why the DDL is written out rather than generated from `lab.records`: a migration must describe the
+file as it was when that version shipped. If v1 were generated from today's models, adding a field
+to a record would silently change v1, and old files would never get the column. Instead, a field
+added to a record must come with a new `Migration` here; `tests/lab/store/test_store_schema.py`
+fails until the table's columns equal the record's fields, in order (the store inserts positionally).
+
+The `schema_version` table holds one row per applied migration. A file written by newer code than
+this one (a higher version) is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+import pyarrow as pa
+from pydantic import BaseModel
+
+from lab.errors import LabInputError
+from lab.records import (
+    RunRecord,
+    ScoreRecord,
+    ScoringRecord,
+    StepRecord,
+    TaskRecord,
+    TokenTrajectoryRecord,
+    TrajectoryRecord,
+    utcnow,
+)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: the statements that take a file from `version - 1` to `version`."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1 = (
+    """CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY,
+        kind VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        config_json VARCHAR NOT NULL,
+        toolkit_json VARCHAR NOT NULL,
+        pricing VARCHAR NOT NULL,
+        started_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        status VARCHAR NOT NULL,
+        git_sha VARCHAR NOT NULL,
+        orchestrator VARCHAR NOT NULL,
+        benchmark VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE tasks (
+        benchmark VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        split VARCHAR NOT NULL,
+        domain VARCHAR NOT NULL,
+        question VARCHAR NOT NULL,
+        answer_json VARCHAR NOT NULL,
+        meta_json VARCHAR NOT NULL,
+        PRIMARY KEY (benchmark, task_id)
+    )""",
+    """CREATE TABLE trajectories (
+        run_id VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        sample_idx BIGINT NOT NULL,
+        train_step BIGINT NOT NULL,
+        group_id VARCHAR NOT NULL,
+        preference_json VARCHAR NOT NULL,
+        outcome DOUBLE NOT NULL,
+        final_answer VARCHAR,
+        n_turns BIGINT NOT NULL,
+        cost_usd DOUBLE NOT NULL,
+        latency_s DOUBLE NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        format_ok BOOLEAN NOT NULL,
+        valid_output BOOLEAN NOT NULL,
+        reward DOUBLE,
+        advantage DOUBLE,
+        error VARCHAR,
+        benchmark VARCHAR NOT NULL,
+        tool_counts_json VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (run_id, task_id, sample_idx, train_step)
+    )""",
+    """CREATE TABLE steps (
+        run_id VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        sample_idx BIGINT NOT NULL,
+        train_step BIGINT NOT NULL,
+        turn BIGINT NOT NULL,
+        call_idx BIGINT NOT NULL,
+        kind VARCHAR NOT NULL,
+        reasoning VARCHAR NOT NULL,
+        tool_name VARCHAR,
+        model VARCHAR,
+        arguments_json VARCHAR NOT NULL,
+        observation VARCHAR NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        cost_usd DOUBLE NOT NULL,
+        latency_s DOUBLE NOT NULL,
+        error VARCHAR,
+        started_at TIMESTAMP NOT NULL,
+        simulated BOOLEAN NOT NULL,
+        PRIMARY KEY (run_id, task_id, sample_idx, train_step, turn, call_idx)
+    )""",
+    """CREATE TABLE scorings (
+        scoring_id VARCHAR PRIMARY KEY,
+        run_id VARCHAR NOT NULL,
+        preference_json VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        note VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE scores (
+        scoring_id VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        sample_idx BIGINT NOT NULL,
+        train_step BIGINT NOT NULL,
+        reward DOUBLE NOT NULL,
+        advantage DOUBLE NOT NULL,
+        keep BOOLEAN NOT NULL,
+        PRIMARY KEY (scoring_id, run_id, task_id, sample_idx, train_step)
+    )""",
+    """CREATE TABLE token_trajectories (
+        run_id VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        sample_idx BIGINT NOT NULL,
+        train_step BIGINT NOT NULL,
+        prompt_ids INTEGER[] NOT NULL,
+        completion_ids INTEGER[] NOT NULL,
+        mask TINYINT[] NOT NULL,
+        logprobs DOUBLE[] NOT NULL,
+        PRIMARY KEY (run_id, task_id, sample_idx, train_step)
+    )""",
+)
+
+# Ordered; append only. Never edit a migration that has shipped: add the next one.
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial tables", _V1),)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+VERSION_TABLE_DDL = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)"
+
+# Table name -> the record whose fields are its columns, in order.
+TABLES: dict[str, type[BaseModel]] = {
+    "runs": RunRecord,
+    "tasks": TaskRecord,
+    "trajectories": TrajectoryRecord,
+    "steps": StepRecord,
+    "scorings": ScoringRecord,
+    "scores": ScoreRecord,
+    "token_trajectories": TokenTrajectoryRecord,
+}
+
+# Key columns per table, the unit that a write replaces.
+KEYS: dict[str, tuple[str, ...]] = {
+    "runs": ("run_id",),
+    "tasks": ("benchmark", "task_id"),
+    "trajectories": ("run_id", "task_id", "sample_idx", "train_step"),
+    "steps": ("run_id", "task_id", "sample_idx", "train_step", "turn", "call_idx"),
+    "scorings": ("scoring_id",),
+    "scores": ("scoring_id", "run_id", "task_id", "sample_idx", "train_step"),
+    "token_trajectories": ("run_id", "task_id", "sample_idx", "train_step"),
+}
+
+
+def latest_version() -> int:
+    """The version this code writes (read at call time, so tests can append a migration)."""
+    return MIGRATIONS[-1].version
+
+
+def pending(current: int) -> list[Migration]:
+    """Migrations a file at version `current` still needs, oldest first."""
+    return [m for m in MIGRATIONS if m.version > current]
+
+
+def file_version(con: duckdb.DuckDBPyConnection) -> int:
+    """Schema version of the open file; 0 for a fresh (or foreign) database without our table."""
+    (has_table,) = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND table_name = 'schema_version'"
+    ).fetchall()[0]
+    if not has_table:
+        return 0
+    (version,) = con.execute("SELECT max(version) FROM schema_version").fetchall()[0]
+    return int(version or 0)
+
+
+def check_not_newer(version: int, path: object) -> None:
+    """Refuse a file written by newer code: guessing at unknown columns could corrupt it."""
+    if version > latest_version():
+        raise LabInputError(
+            f"{path}: store schema version {version} is newer than this lab supports ({latest_version()}); "
+            "upgrade the lab to open it"
+        )
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: object) -> list[int]:
+    """Apply pending migrations on a read-write connection, each in its own transaction.
+
+    Returns the versions applied. A migration that fails rolls back whole, leaving the file at the
+    previous version, so the next open retries it.
+    """
+    con.execute(VERSION_TABLE_DDL)
+    current = file_version(con)
+    check_not_newer(current, path)
+    applied = []
+    for migration in pending(current):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in migration.statements:
+                con.execute(statement)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [migration.version, utcnow()])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(migration.version)
+    return applied
+
+
+_ARROW_SCALARS: dict[object, pa.DataType] = {
+    str: pa.string(),
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    datetime: pa.timestamp("us"),
+}
+
+
+def _arrow_type(annotation: object) -> pa.DataType:
+    """Arrow type for a record field's annotation (`X | None` is X, nullable; Literal is a string)."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _arrow_type(inner[0])
+    if origin is typing.Literal:
+        return pa.string()
+    if origin is list:
+        return pa.list_(_arrow_type(typing.get_args(annotation)[0]))
+    return _ARROW_SCALARS[annotation]
+
+
+def arrow_schema(record: type[BaseModel]) -> pa.Schema:
+    """Arrow schema of a record, so rows cross into DuckDB with exact types, not guessed ones."""
+    return pa.schema([(name, _arrow_type(f.annotation)) for name, f in record.model_fields.items()])
+
+
+def to_arrow(record: type[BaseModel], rows: typing.Sequence[BaseModel]) -> pa.Table:
+    """Rows of one record type as an Arrow table (one bulk insert instead of one per row)."""
+    return pa.Table.from_pylist([r.model_dump() for r in rows], schema=arrow_schema(record))

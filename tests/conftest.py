@@ -1,0 +1,68 @@
+"""Shared fixtures: a tiny store with one logged run, built from records (no models, no network)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lab.records import RunRecord, StepRecord, TrajectoryRecord
+from lab.store import Store
+from lab.toolspec import Toolkit
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+TINY_TOOLKIT = {
+    "name": "tiny",
+    "tools": [
+        {"name": "local_search", "category": "basic", "description": "Search the local corpus.",
+         "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+        {"name": "gpt-5", "category": "generalist", "model": "gpt-5", "description": "Strong, expensive."},
+        {"name": "qwen3-32b", "category": "generalist", "model": "qwen3-32b", "description": "Open, cheap."},
+    ],
+}
+
+
+def tiny_toolkit() -> Toolkit:
+    return Toolkit.from_dict(TINY_TOOLKIT)
+
+
+def logged_run(run_id: str = "run-a", outcomes: tuple[float, ...] = (1, 1, 0, 1, 1, 0, 1, 1)) -> tuple[RunRecord, list]:
+    """A run of 2 tasks x 4 samples; sample i calls gpt-5 (i even) or qwen3-32b (i odd) once, with
+    token counts that make gpt-5 calls cost more."""
+    toolkit = tiny_toolkit()
+    run = RunRecord(run_id=run_id, kind="eval", name="tiny", toolkit_json=toolkit.model_dump_json(),
+                    orchestrator="scripted:test", benchmark="world")
+    items = []
+    for k, outcome in enumerate(outcomes):
+        task_id, sample = f"t{k // 4}", k % 4
+        tool = "gpt-5" if sample % 2 == 0 else "qwen3-32b"
+        spec = toolkit.get(tool)
+        inp, out = 1000 + 100 * sample, 400 + 50 * sample
+        cost = spec.cost(inp, out)
+        steps = [
+            StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=0, tool_name="local_search",
+                       arguments_json=json.dumps({"query": "q"}), observation="passages", latency_s=0.2),
+            StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=1, tool_name=tool, model=spec.model,
+                       input_tokens=inp, output_tokens=out, cost_usd=cost, latency_s=5.0 + sample),
+            StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=2, kind="answer", observation="42"),
+        ]
+        traj = TrajectoryRecord(
+            run_id=run_id, task_id=task_id, sample_idx=sample, group_id=task_id, outcome=outcome, final_answer="42",
+            n_turns=3, cost_usd=cost, latency_s=5.2 + sample, benchmark="world",
+            tool_counts_json=json.dumps({"local_search": 1, tool: 1}), preference_json=json.dumps({"outcome": 1}),
+        )
+        items.append((traj, steps, None))
+    return run, items
+
+
+@pytest.fixture
+def tiny_store(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "tiny.duckdb")
+    run, items = logged_run()
+    store.write_run(run)
+    store.write_trajectories(items)
+    store.finish_run(run.run_id)
+    return store
