@@ -47,14 +47,20 @@ class Preference(BaseModel):
     def from_dict(
         cls, values: dict[str, float], tools: list[str], instruction: str | None = None, source: str = "preference"
     ) -> "Preference":
-        """Build from `{"outcome": 1, "compute": 1, "gpt-5": 0}`; entries not named are 0."""
+        """Build from `{"outcome": 1, "compute": 1, "gpt-5": 0}`; entries not named are 0.
+
+        A model's name also selects its simulated stand-in (`gpt-5` -> `sim:gpt-5`), so one preference
+        means the same thing offline and against real endpoints."""
         names = [*tools, *OBJECTIVES]
-        unknown = [k for k in values if k not in names]
-        if unknown:
-            raise LabInputError(f"{source}: unknown entry '{unknown[0]}' (expected one of: {', '.join(names)})")
+        resolved = {}
+        for key, value in values.items():
+            name = resolve_name(key, names)
+            if name is None:
+                raise LabInputError(f"{source}: unknown entry '{key}' (expected one of: {', '.join(names)})")
+            resolved[name] = value
         weights = []
         for name in names:
-            value = values.get(name, 0.0)
+            value = resolved.get(name, 0.0)
             try:
                 value = float(value)
             except (TypeError, ValueError):
@@ -102,10 +108,18 @@ class PreferencePair(BaseModel):
     split: Literal["train", "eval"]
 
     def applies_to(self, tools: list[str]) -> bool:
-        return all(k in OBJECTIVES or k in tools for k in self.weights)
+        return all(resolve_name(k, [*tools, *OBJECTIVES]) is not None for k in self.weights)
 
     def bind(self, tools: list[str]) -> Preference:
         return Preference.from_dict(self.weights, tools, instruction=self.instruction, source="preference pair")
+
+
+def resolve_name(key: str, names: list[str]) -> str | None:
+    """The entry `key` names: itself, or the simulated stand-in `sim:<key>`."""
+    key = key.strip()
+    if key in names:
+        return key
+    return f"sim:{key}" if f"sim:{key}" in names else None
 
 
 def preference_pairs(split: Literal["train", "eval"], tools: list[str] | None = None) -> list[PreferencePair]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from lab.errors import LabInputError
 from lab.rollout.engine import Grader
 from lab.rollout.policy import Policy
@@ -14,7 +16,10 @@ def policy_names() -> list[str]:
     return ["hf:<path>", "openai:<model>@<base_url>", *(f"scripted:{n}" for n in [*SCRIPTS, "oracle"])]
 
 
-def make_policy(spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None) -> Policy:
+def make_policy(
+    spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None,
+    task_tools: Callable[[Any], dict[str, Tool]] | None = None,
+) -> Policy:
     """Build the orchestrator named by `spec` (the `--orchestrator` flag)."""
     kind, _, name = spec.partition(":")
     if kind == "scripted":
@@ -25,7 +30,7 @@ def make_policy(spec: str, pricing: str = "default", tools: dict[str, Tool] | No
 
             if tools is None or grader is None:
                 raise LabInputError("scripted:oracle needs the run's tools and grader")
-            return OraclePolicy(tools, grader)
+            return OraclePolicy(tools, grader, task_tools)
         if name not in SCRIPTS:
             raise LabInputError(f"--orchestrator '{spec}': unknown script (known: {', '.join([*SCRIPTS, 'oracle'])})")
         return ScriptedPolicy(name, SCRIPTS[name])

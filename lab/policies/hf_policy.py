@@ -10,17 +10,13 @@ would silently change them (TRL and the paper's trainer need the sampled ids for
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from lab.errors import LabInputError
 from lab.rollout.policy import PolicyOutput, TokenTrajectory
 from lab.toolspec import ToolSpec
-
-_GENERATE_LOCK = threading.Lock()  # one generate at a time per process: torch on CPU is already parallel
 
 
 class HFPolicy:
@@ -41,45 +37,30 @@ class HFPolicy:
         return cls(path, **kwargs)
 
     def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_HFSession":
-        model, tokenizer = load_model(self.path, self.device)
-        return _HFSession(self, model, tokenizer, seed)
+        loaded = load_model(self.path, self.device)
+        return _HFSession(self, loaded, seed)
 
 
-@lru_cache(maxsize=2)
-def load_model(path: str, device: str | None = None) -> tuple[Any, Any]:
-    """Load (model, tokenizer) once per process. `smollm2` is the offline SmolLM2-135M-Instruct GGUF."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_model(path: str, device: str | None = None) -> Any:
+    """The loaded model (cached per process); `smollm2` is the offline SmolLM2-135M-Instruct GGUF."""
+    from lab.tools.local_llm import load_local_model, smollm2_gguf_path
 
-    if path == "smollm2":
-        from lab.tools.local_llm import smollm2_gguf_path
-
-        path = str(smollm2_gguf_path())
-    target = Path(path)
-    kwargs: dict[str, Any] = {}
-    if target.suffix == ".gguf":
-        if not target.is_file():
-            raise LabInputError(f"hf: GGUF file not found: {target}")
-        kwargs["gguf_file"] = target.name
-        source = str(target.parent)
-    else:
-        source = path
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs).to(device).eval()
-    return model, tokenizer
+    target = smollm2_gguf_path() if path == "smollm2" else Path(path)
+    if not target.exists():
+        raise LabInputError(f"hf: model not found: {target}")
+    return load_local_model(target, device=device or "auto")
 
 
 class _HFSession:
-    def __init__(self, policy: HFPolicy, model: Any, tokenizer: Any, seed: int) -> None:
+    def __init__(self, policy: HFPolicy, loaded: Any, seed: int) -> None:
         self.policy = policy
-        self.model = model
-        self.tokenizer = tokenizer
+        self.loaded = loaded
+        self.model = loaded.model
+        self.tokenizer = loaded.tokenizer
         self.seed = seed
         self.tokens = TokenTrajectory()
         self._rendered = 0  # messages already in the token buffer
-        self._eos_text = tokenizer.eos_token or ""
+        self._eos_text = self.tokenizer.eos_token or ""
 
     async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
         self._append_new_messages(messages)
@@ -131,7 +112,7 @@ class _HFSession:
         context = self.tokens.prompt_ids + self.tokens.completion_ids
         input_ids = torch.tensor([context], device=self.model.device)
         sampling = self.policy.temperature > 0
-        with _GENERATE_LOCK, torch.no_grad():
+        with self.loaded.lock, torch.no_grad():
             torch.manual_seed(self.seed + len(context))
             out = self.model.generate(
                 input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=self.policy.max_new_tokens,

@@ -9,7 +9,7 @@ deterministic given the seed, as in the offline world.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from lab.policies.scripted import Script, _ScriptSession, answer, ask_prompt, call, extract_answer, llm_tools, needs, solve_with
 from lab.rollout.config import RolloutConfig
@@ -36,9 +36,10 @@ def _direct(task: Any, model: ToolSpec) -> Script:
 class OraclePolicy:
     name = "scripted:oracle"
 
-    def __init__(self, tools: dict[str, Tool], grader: Grader) -> None:
+    def __init__(self, tools: dict[str, Tool], grader: Grader, task_tools: Callable[[Any], dict[str, Tool]] | None = None) -> None:
         self.tools = tools
         self.grader = grader
+        self.task_tools = task_tools
 
     def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_OracleSession":
         return _OracleSession(self, task, specs, seed)
@@ -71,7 +72,8 @@ class _OracleSession:
         scored = []
         for index in range(len(candidate_plans(self.task, self.specs))):
             request = RolloutRequest(run_id="oracle-dry-run", task=self.task, seed=self.seed)
-            result = await run_rollout(_PlanPolicy(index), self.policy.tools, request, self.policy.grader, RolloutConfig(max_turns=20))
+            tools = {**self.policy.tools, **(self.policy.task_tools(self.task) if self.policy.task_tools else {})}
+            result = await run_rollout(_PlanPolicy(index), tools, request, self.policy.grader, RolloutConfig(max_turns=20))
             scored.append((-result.trajectory.outcome, result.trajectory.cost_usd, index))
         return min(scored)[2] if scored else 0
 

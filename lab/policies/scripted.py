@@ -127,8 +127,11 @@ def gather_evidence(task: Any, specs: list[ToolSpec], coder: ToolSpec | None = N
     """Turns that collect facts the answering model needs; returns those facts."""
     evidence: list[str] = []
     if "retrieval" in needs(task) and has_tool(specs, "local_search"):
-        (found,) = yield call("local_search", query=task.question)
-        evidence.append(found)
+        # one search per hop when the question's decomposition is known (as an orchestrator that plans
+        # hop by hop would search), else one search with the whole question
+        for query in task.meta.get("hop_queries") or [task.question]:
+            (found,) = yield call("local_search", query=query)
+            evidence.append(found)
     if "code" in needs(task) and has_tool(specs, "code_interpreter"):
         writer = coder or coders(specs)[0]
         (reply,) = yield call(writer.name, prompt=f"Write a Python program that prints the answer.\n\n{task.question}")

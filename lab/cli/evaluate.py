@@ -1,0 +1,62 @@
+"""`orchestra eval`: evaluate an orchestrator on a benchmark, logging every trajectory.
+
+    orchestra eval --benchmark world --split test --orchestrator scripted:cheapest-first --limit 40
+
+Re-running the same command resumes: finished (task, sample) pairs are skipped, missing ones run.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from lab.cli import app
+from lab.cli.options import DbOption, JsonOption, print_json
+from lab.eval.config import EvalConfig
+from lab.eval.harness import run_eval
+from lab.report.tables import print_run_summaries, run_summaries
+from lab.store import Store, resolve_db_path
+
+
+@app.command("eval")
+def eval_command(
+    benchmark: str = typer.Option("world", help="world, frames, hle, tau2[:domain], toolscale, bfcl[:category]."),
+    benchmark_path: Optional[str] = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
+    split: Optional[str] = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
+    orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
+    toolkit: str = typer.Option("default", help="Toolkit name or YAML path."),
+    pricing: str = typer.Option("default", help="Provider price table (e.g. together, deepinfra)."),
+    preference: List[str] = typer.Option([], "--preference", "-p", help="P as NAME=VALUE pairs; repeat for one run per vector."),
+    max_turns: List[int] = typer.Option([], "--max-turns", help="Turn budget; repeat for a sweep (default 50)."),
+    samples: int = typer.Option(1, help="Rollouts per task."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
+    tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
+    concurrency: int = typer.Option(16, help="Rollouts in flight."),
+    rate_limit: Optional[float] = typer.Option(None, "--rate-limit", help="Max rollout starts per second."),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Stop before total cost passes this."),
+    seed: int = typer.Option(0, help="Seed for policies, simulated tools and sampling."),
+    run_name: str = typer.Option("", "--run-name", help="Name (part of the run id: a new name starts a new run)."),
+    db: Optional[str] = DbOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Evaluate an orchestrator; prints the run id(s) and a summary table."""
+    config = EvalConfig(
+        benchmark=benchmark, benchmark_path=benchmark_path, split=None if split == "all" else split,
+        orchestrator=orchestrator, toolkit=toolkit, pricing=pricing, preferences=list(preference),
+        max_turns=list(max_turns) or [50], samples=samples, limit=limit,
+        tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
+        budget_usd=budget_usd, seed=seed, run_name=run_name,
+    )
+    store = Store(resolve_db_path(db))
+    console = Console(stderr=True)
+    summaries = run_eval(config, store, console)
+    table = run_summaries(store, [s.run_id for s in summaries])
+    if as_json:
+        print_json([{**row, "failed_rollouts": s.failed, "stopped_by_budget": s.stopped_by_budget}
+                    for row, s in zip(table.to_dict(orient="records"), summaries)])
+    else:
+        print_run_summaries(table, summaries, Console())
+    if any(s.failed for s in summaries):
+        raise typer.Exit(1)

@@ -1,0 +1,56 @@
+"""What an evaluation runs: typed, validated, and hashed into a stable run id for resuming."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from lab.errors import LabInputError
+
+BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
+
+
+class EvalConfig(BaseModel):
+    """One `orchestra eval` invocation. Several preferences or turn budgets make several runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str = Field("world", description="world, frames, hle, tau2[:domain], toolscale or bfcl[:category].")
+    benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
+    split: str | None = Field("test", description="Task split; None for all.")
+    orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
+    toolkit: str = Field("default", description="Toolkit name (lab/data/toolkits) or a YAML path.")
+    pricing: str = Field("default", description="Provider price table for tool costs.")
+    preferences: list[str] = Field(default_factory=list, description="P strings; one run per vector (none: default P).")
+    max_turns: list[int] = Field(default_factory=lambda: [50], description="Turn budgets; one run per value (paper: 50).")
+    samples: int = Field(1, ge=1, description="Rollouts per task.")
+    limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
+    tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
+    concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
+    rate_limit: float | None = Field(None, gt=0, description="Global cap on rollout starts per second.")
+    budget_usd: float | None = Field(None, gt=0, description="Stop scheduling before total cost would pass this.")
+    seed: int = Field(0, description="Seeds policies, simulated tools and sampling.")
+    run_name: str = Field("", description="Human name; part of the run id, so a new name starts a new run.")
+
+    @model_validator(mode="after")
+    def _check(self) -> "EvalConfig":
+        if self.benchmark.split(":")[0] not in BENCHMARKS:
+            raise LabInputError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
+        if any(t < 1 for t in self.max_turns):
+            raise LabInputError(f"--max-turns must be >= 1, got {self.max_turns}")
+        return self
+
+    def variants(self) -> list[tuple[str | None, int]]:
+        """(preference, max_turns) of each run this config makes."""
+        prefs: list[str | None] = list(self.preferences) or [None]
+        return [(p, t) for p in prefs for t in self.max_turns]
+
+    def run_id(self, preference: str | None, max_turns: int) -> str:
+        """Stable id: the same command (same tasks, tools, policy, seed) resumes the same run."""
+        identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
+        identity.update(preference=preference, max_turns=max_turns)
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
+        prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
+        return f"{prefix}-{digest}"

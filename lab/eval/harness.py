@@ -1,0 +1,261 @@
+"""`run_eval`: concurrent, resumable, budget-guarded evaluation that logs every trajectory.
+
+Shape of a run: workers pull (task, sample) pairs from a queue, run the shared rollout engine, and hand
+finished rollouts to one writer task that commits them in batches (DuckDB opens cost ~20 ms, so one
+transaction per batch, not per trajectory). Resuming is by key: the run id is a hash of the command, and
+pairs already in the store are skipped, so re-running after Ctrl-C or SIGKILL finishes only the missing
+ones and never duplicates one. A rollout whose *policy* was unavailable is not written, so a resume
+retries it rather than recording an outage as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from lab.eval.config import EvalConfig
+from lab.eval.sources import EvalSource, load_source
+from lab.policies import make_policy
+from lab.preference import Preference
+from lab.records import RunRecord, utcnow
+from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
+from lab.store import Store
+from lab.tools.registry import build_tools, load_toolkit
+
+WRITE_BATCH = 64
+WRITE_INTERVAL_S = 0.25
+
+
+@dataclass
+class RunSummary:
+    """What `orchestra eval` prints per run."""
+
+    run_id: str
+    preference: str | None
+    max_turns: int
+    trajectories: int = 0
+    solved: float = 0.0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    skipped_done: int = 0
+    failed: int = 0
+    stopped_by_budget: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.solved / self.trajectories if self.trajectories else None
+
+
+def run_eval(config: EvalConfig, store: Store, console: Console | None = None) -> list[RunSummary]:
+    """Synchronous entry point (the CLI and notebooks); see `run_eval_async`."""
+    return asyncio.run(run_eval_async(config, store, console))
+
+
+async def run_eval_async(config: EvalConfig, store: Store, console: Console | None = None) -> list[RunSummary]:
+    """Run every (preference, max_turns) variant of `config` as its own resumable run."""
+    console = console or Console(stderr=True)
+    source = load_source(config)
+    toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
+    tools = build_tools(toolkit)
+    policy = make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for)
+    store.write_tasks([task_record for task_record in source.records])
+    summaries = []
+    budget = _Budget(config.budget_usd)
+    try:
+        for preference, max_turns in config.variants():
+            summary = await _run_variant(config, store, source, toolkit, tools, policy, preference, max_turns, budget, console)
+            summaries.append(summary)
+            if summary.stopped_by_budget:
+                break
+    finally:
+        close = getattr(policy, "aclose", None)
+        if close:
+            await close()
+    return summaries
+
+
+async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:
+    run_id = config.run_id(preference, max_turns)
+    pref = Preference.parse(preference, toolkit.names) if preference else Preference.default(toolkit.names)
+    summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns)
+    done = store.completed_keys(run_id)
+    pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
+    summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
+    store.write_run(RunRecord(
+        run_id=run_id, kind="eval", name=config.run_name, benchmark=config.benchmark, orchestrator=policy.name,
+        config_json=config.model_dump_json(), toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
+        git_sha=_git_sha(), started_at=utcnow(),
+    ))
+    rollout_config = RolloutConfig(max_turns=max_turns)
+    queue: asyncio.Queue = asyncio.Queue()
+    for pair in pairs:
+        queue.put_nowait(pair)
+    results: asyncio.Queue = asyncio.Queue()
+    limiter = _RateLimiter(config.rate_limit)
+    status = "finished"
+
+    async def worker() -> None:
+        while not queue.empty() and not summary.stopped_by_budget:
+            task, sample_idx = queue.get_nowait()
+            if not budget.reserve():
+                summary.stopped_by_budget = True
+                break
+            await limiter.wait()
+            request = RolloutRequest(
+                run_id=run_id, task=task, sample_idx=sample_idx, group_id=f"{task.task_id}",
+                preference=pref.as_dict(), preference_instruction=pref.instruction,
+                seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark,
+            )
+            task_tools = source.tools_for(task)
+            result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, rollout_config)
+            budget.settle(result.trajectory.cost_usd)
+            await results.put(result)
+
+    progress = _progress(console)
+    with progress:
+        bar = progress.add_task(run_id, total=len(pairs), stats="")
+        writer = asyncio.create_task(_writer(store, results, summary, progress, bar))
+        workers = [asyncio.create_task(worker()) for _ in range(min(config.concurrency, max(1, len(pairs))))]
+        try:
+            await asyncio.gather(*workers)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            status = "interrupted"
+            for w in workers:
+                w.cancel()
+            raise
+        finally:
+            await results.put(None)
+            await writer
+            if summary.stopped_by_budget:
+                status = "interrupted"
+            store.finish_run(run_id, status)
+    return summary
+
+
+async def _writer(store: Store, results: asyncio.Queue, summary: RunSummary, progress: Progress, bar: Any) -> None:
+    """Commit finished rollouts in batches; the only task that writes trajectories."""
+    pending: list[RolloutResult] = []
+    finished = False
+    while not finished:
+        try:
+            item = await asyncio.wait_for(results.get(), timeout=WRITE_INTERVAL_S)
+            if item is None:
+                finished = True
+            else:
+                pending.append(item)
+                if len(pending) < WRITE_BATCH:
+                    continue
+        except asyncio.TimeoutError:
+            pass
+        if pending:
+            batch, pending = pending, []
+            await asyncio.to_thread(_commit, store, batch, summary)
+            progress.update(bar, advance=len(batch), stats=_stats(summary))
+
+
+def _commit(store: Store, batch: list[RolloutResult], summary: RunSummary) -> None:
+    keep = []
+    for result in batch:
+        traj = result.trajectory
+        if traj.error and traj.error.startswith("policy failed"):
+            summary.failed += 1
+            if len(summary.errors) < 5:
+                summary.errors.append(f"{traj.task_id}: {traj.error}")
+            continue
+        keep.append((traj, result.steps, _token_record(result)))
+        summary.trajectories += 1
+        summary.solved += traj.outcome
+        summary.cost_usd += traj.cost_usd
+        summary.latency_s += traj.latency_s
+    if keep:
+        store.write_trajectories(keep)
+
+
+def _token_record(result: RolloutResult):
+    if result.tokens is None or not result.tokens.completion_ids:
+        return None
+    from lab.records import TokenTrajectoryRecord
+
+    t = result.trajectory
+    return TokenTrajectoryRecord(
+        run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step,
+        prompt_ids=result.tokens.prompt_ids, completion_ids=result.tokens.completion_ids,
+        mask=result.tokens.mask, logprobs=result.tokens.logprobs,
+    )
+
+
+class _Budget:
+    """Stops scheduling before the total would pass the cap: each start reserves the largest
+    per-rollout cost seen so far, and a start is refused when spent + reservations would exceed it."""
+
+    def __init__(self, cap: float | None) -> None:
+        self.cap = cap
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.estimate = 0.0
+        self.started = 0
+
+    def reserve(self) -> bool:
+        if self.cap is None:
+            return True
+        if self.spent + self.reserved + self.estimate > self.cap:
+            return False
+        self.reserved += self.estimate
+        self.started += 1
+        return True
+
+    def settle(self, cost: float) -> None:
+        if self.cap is None:
+            return
+        self.reserved = max(0.0, self.reserved - self.estimate)
+        self.spent += cost
+        self.estimate = max(self.estimate, cost)
+
+
+class _RateLimiter:
+    """At most `rate` rollout starts per second across all workers."""
+
+    def __init__(self, rate: float | None) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=console, transient=False,
+    )
+
+
+def _stats(summary: RunSummary) -> str:
+    acc = summary.accuracy
+    return f"acc {acc:.3f}  cost ${summary.cost_usd:.4f}" if acc is not None else ""
+
+
+def _git_sha() -> str:
+    try:
+        here = Path(__file__).resolve().parent
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+

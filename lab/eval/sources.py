@@ -1,0 +1,171 @@
+"""What an evaluation runs on: tasks, how they are graded, and the tools a benchmark brings.
+
+Each benchmark becomes an `EvalSource`. The offline world's tasks are graded by `lab.graders` (the
+bookshop tasks by the final database of the rollout, as tau2-bench does); FRAMES and HLE by exact
+match / numeric tolerance / multiple choice; BFCL by its AST checker over the calls the orchestrator
+made to the task's functions, which are offered as tools that record calls (BFCL never executes them).
+tau2-bench's real domains ship without their tool implementations here, so their golden actions are
+compared with the calls the orchestrator made to tools of the same names (action-match grading, no
+database execution and no simulated user).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from lab.errors import LabInputError
+from lab.eval.config import EvalConfig
+from lab.graders import grade
+from lab.records import TaskRecord
+from lab.tools.base import Observation, Tool, ToolContext
+from lab.toolspec import ToolSpec
+
+RECORDED = "recorded_calls"
+
+
+@dataclass
+class EvalSource:
+    benchmark: str
+    tasks: list[Any]
+    grader: Callable[[Any, str | None, ToolContext], Any]
+    records: list[TaskRecord]
+    task_tools: Callable[[Any], dict[str, Tool]] | None = None
+
+    def tools_for(self, task: Any) -> dict[str, Tool]:
+        return self.task_tools(task) if self.task_tools else {}
+
+
+def load_source(config: EvalConfig) -> EvalSource:
+    base, _, qualifier = config.benchmark.partition(":")
+    if base in ("world", "toolscale"):
+        source = _world_source(config, only_tau2=base == "toolscale")
+    else:
+        source = _benchmark_source(config)
+    tasks = source.tasks
+    if config.tasks:
+        wanted = set(config.tasks)
+        unknown = wanted - {t.task_id for t in tasks}
+        if unknown:
+            raise LabInputError(f"--tasks: unknown task id(s) {', '.join(sorted(unknown)[:5])} in {config.benchmark}")
+        tasks = [t for t in tasks if t.task_id in wanted]
+    if config.limit:
+        tasks = tasks[: config.limit]
+    if not tasks:
+        raise LabInputError(f"--benchmark {config.benchmark}: no tasks in split '{config.split}'")
+    source.tasks = tasks
+    keep = {t.task_id for t in tasks}
+    source.records = [r for r in source.records if r.task_id in keep]
+    return source
+
+
+def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
+    from lab.world.build import build_world
+    from lab.world.domain_tools import make_domain_tools, session_of
+
+    world = build_world(seed=0, progress=True)
+    # a stable shuffle, so `--limit N` samples every family instead of the first one
+    tasks = sorted(world.select(family="tau2" if only_tau2 else None, split=config.split),
+                   key=lambda t: hashlib.sha256(t.task_id.encode()).hexdigest())
+
+    async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
+        if task.answer_type == "actions":
+            session_of(context, world.db)  # a rollout that changed nothing is judged on the untouched shop
+        return float(grade(task, answer, context).correct)
+
+    records = [
+        TaskRecord(benchmark="world", task_id=t.task_id, split=t.split, domain=t.domain, question=t.question,
+                   answer_json=json.dumps(t.answer, default=str),
+                   meta_json=json.dumps({"family": t.family, "difficulty": t.difficulty, "answer_type": t.answer_type,
+                                         "needs": t.needs, "support_doc_ids": t.support_doc_ids}))
+        for t in tasks
+    ]
+    domain_tools = make_domain_tools(world.db)
+    return EvalSource("toolscale" if only_tau2 else "world", tasks, grader, records,
+                      task_tools=lambda task: domain_tools if task.family == "tau2" else {})
+
+
+def _benchmark_source(config: EvalConfig) -> EvalSource:
+    from lab.benchmarks import check_bfcl_task, load_benchmark
+
+    tasks = load_benchmark(config.benchmark, path=config.benchmark_path, split=config.split)
+    base = config.benchmark.split(":")[0]
+
+    async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
+        calls = context.state.get(RECORDED, [])
+        if task.answer_type == "function_calls":
+            return float(check_bfcl_task(task, [{"name": c["name"], "arguments": c["arguments"]} for c in calls]).valid)
+        if task.answer_type == "actions":
+            return float(_actions_done(task.answer or [], calls))
+        return float(grade(_Gradable(task), answer, context).correct)
+
+    def task_tools(task: Any) -> dict[str, Tool]:
+        if task.answer_type == "function_calls":
+            return {f["name"]: RecordingTool(_bfcl_spec(f)) for f in task.meta.get("functions", [])}
+        if task.answer_type == "actions":
+            return {a["name"]: RecordingTool(_action_spec(a["name"])) for a in task.answer or [] if isinstance(a, dict)}
+        return {}
+
+    return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools)
+
+
+@dataclass
+class _Gradable:
+    """A benchmark task seen through the grader's interface (tolerance default 0)."""
+
+    task: Any
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "tolerance":
+            return getattr(self.task, "tolerance", self.task.meta.get("tolerance", 0.0))
+        return getattr(self.task, name)
+
+
+class RecordingTool:
+    """A function the benchmark defines but never executes (BFCL): the call is the answer, so it is
+    recorded for the grader and acknowledged."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
+        if context is not None:
+            context.state.setdefault(RECORDED, []).append({"name": self.spec.name, "arguments": arguments})
+        return Observation(text=f"{self.spec.name} called with {json.dumps(arguments, default=str)}")
+
+
+def _bfcl_spec(function: dict[str, Any]) -> ToolSpec:
+    params = dict(function.get("parameters") or {"type": "object", "properties": {}})
+    params["type"] = "object"  # BFCL writes "dict"
+    params["properties"] = {k: _json_schema(v) for k, v in params.get("properties", {}).items()}
+    return ToolSpec(name=function["name"], description=function.get("description", ""), parameters=params, category="basic")
+
+
+def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    mapping = {"dict": "object", "float": "number", "tuple": "array", "any": None}
+    prop = dict(prop)
+    if prop.get("type") in mapping:
+        kind = mapping[prop["type"]]
+        if kind is None:
+            prop.pop("type")
+        else:
+            prop["type"] = kind
+    if isinstance(prop.get("items"), dict):
+        prop["items"] = _json_schema(prop["items"])
+    if isinstance(prop.get("properties"), dict):
+        prop["properties"] = {k: _json_schema(v) for k, v in prop["properties"].items()}
+    return prop
+
+
+def _action_spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description=f"Domain action '{name}'.", parameters={"type": "object"}, category="basic")
+
+
+def _actions_done(golden: list[dict[str, Any]], calls: list[dict[str, Any]]) -> bool:
+    """Every golden action was called with (at least) its golden arguments."""
+    return all(
+        any(c["name"] == g.get("name") and all(c["arguments"].get(k) == v for k, v in (g.get("arguments") or {}).items()) for c in calls)
+        for g in golden if isinstance(g, dict)
+    )

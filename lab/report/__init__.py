@@ -1,0 +1,1 @@
+"""Metrics, tables and figures over logged runs: one home shared by the CLI, notebooks and the app."""

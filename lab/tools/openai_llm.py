@@ -1,0 +1,229 @@
+"""An LLM behind an OpenAI-compatible endpoint, exposed as a tool (paper §3.1: other LLMs are tools).
+
+The same class serves a vendor API (GPT-5) and a local vLLM server (Qwen3-32B): only the spec's
+`backend` differs. Why the retry loop is ours and not the SDK's: the reward charges latency, so the
+policy (which errors retry, how long to back off, the hard deadline per call) must be visible and
+testable here. The SDK runs with `max_retries=0`.
+
+Toolkit entry:
+
+    - name: qwen3-32b
+      model: qwen3-32b                  # canonical id, priced from the pricing table
+      backend:
+        kind: openai
+        base_url: http://127.0.0.1:8000/v1
+        model: Qwen/Qwen3-32B           # name the server serves
+        api_key_env: VLLM_API_KEY       # unset -> "EMPTY" (what vLLM accepts)
+        timeout_s: 60                   # hard limit for the whole call, retries included
+
+The API key is read from the environment at construction and never leaves the client: every error
+text and log line is redacted before it is stored or shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lab.errors import LabInputError
+from lab.pricing import canonical_model
+from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.toolspec import ToolSpec
+
+logger = logging.getLogger(__name__)
+
+#: What a local server accepts when no key is configured (vLLM's convention).
+NO_KEY = "EMPTY"
+#: HTTP statuses worth another try: rate limits, timeouts at a proxy, and server faults.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+#: Longest error text kept in an observation or log line; bodies can be large.
+MAX_ERROR_CHARS = 300
+
+
+class OpenAIBackend(BaseModel):
+    """The `backend` options of an OpenAI-compatible LLM tool."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field("openai", description="Backend kind; the registry dispatches on it.")
+    base_url: str = Field(description="Endpoint root, e.g. `https://api.openai.com/v1` or a vLLM `/v1`.")
+    model: str = Field(description="Model name the server serves (sent as `model`).")
+    api_key_env: str | None = Field(None, description="Environment variable holding the key; unset -> 'EMPTY'.")
+    timeout_s: float = Field(60.0, gt=0, description="Hard limit for one tool call, retries included.")
+    attempt_timeout_s: float | None = Field(
+        None, gt=0, description="Limit per HTTP attempt; shorter than timeout_s lets timed-out attempts retry."
+    )
+    max_retries: int = Field(3, ge=0, description="Retries after the first attempt (429, 5xx, timeouts, resets).")
+    backoff_s: float = Field(0.5, ge=0, description="First backoff; doubles per retry, with jitter x[0.5, 1.5).")
+    backoff_max_s: float = Field(8.0, ge=0, description="Cap on one backoff.")
+    max_tokens: int | None = Field(None, gt=0, description="Completion token limit sent to the server.")
+    temperature: float | None = Field(None, ge=0, description="Sampling temperature; None -> server default.")
+    system_prompt: str | None = Field(None, description="System message put before the delegated prompt.")
+
+
+class _Retryable(Exception):
+    """An attempt failed in a way another attempt may fix."""
+
+
+class OpenAIChatTool:
+    """`execute({"prompt": ...})` -> the model's reply, priced from `usage` and the spec's prices."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        try:
+            self.backend = OpenAIBackend.model_validate(spec.backend)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise LabInputError(f"tool '{spec.name}': backend.{loc}: {err['msg']}") from None
+        key = os.environ.get(self.backend.api_key_env, "") if self.backend.api_key_env else ""
+        if self.backend.api_key_env and not key:
+            logger.info("tool '%s': $%s is not set; using '%s'", spec.name, self.backend.api_key_env, NO_KEY)
+        self._api_key = key or NO_KEY
+        #: Canonical id recorded on observations, so logged runs can be repriced.
+        self.model_id = canonical_model(spec.model or self.backend.model)
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIChatTool(name={self.spec.name!r}, base_url={self.backend.base_url!r})"
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
+        start = time.monotonic()
+        problem = validate_arguments(self.spec, arguments)
+        if problem:
+            return Observation.failure(problem, model=self.model_id)
+        if not arguments["prompt"].strip():
+            return Observation.failure(f"tool '{self.spec.name}': argument 'prompt' is empty", model=self.model_id)
+        deadline = start + self.backend.timeout_s
+        attempts = 0
+        last_error = "no attempt made"
+        while True:
+            attempts += 1
+            try:
+                response = await self._attempt(arguments["prompt"], deadline)
+                return self._observation(response, start, attempts)
+            except _Retryable as exc:
+                last_error = str(exc)
+            except Exception as exc:  # non-retryable: bad request, auth, malformed reply...
+                return self._failure(_describe(exc), start, attempts)
+            delay = _backoff(self.backend, attempts)
+            remaining = deadline - time.monotonic()
+            if attempts > self.backend.max_retries or delay >= remaining:
+                return self._failure(last_error, start, attempts)
+            logger.warning(
+                "tool '%s': attempt %d failed (%s); retrying in %.2fs",
+                self.spec.name, attempts, _shorten(self._redact(last_error)), delay,
+            )
+            await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # -- stages ----------------------------------------------------------------------------------
+
+    async def _attempt(self, prompt: str, deadline: float) -> Any:
+        """One HTTP request, bounded by the call's deadline whatever the server does."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Retryable(f"timed out after {self.backend.timeout_s:g}s")
+        limit = min(remaining, self.backend.attempt_timeout_s or remaining)
+        options: dict[str, Any] = {}
+        if self.backend.max_tokens is not None:
+            options["max_tokens"] = self.backend.max_tokens
+        if self.backend.temperature is not None:
+            options["temperature"] = self.backend.temperature
+        messages = [{"role": "user", "content": prompt}]
+        if self.backend.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.backend.system_prompt})
+        try:
+            # The SDK timeout bounds the socket; wait_for bounds everything else (DNS, slow bodies).
+            return await asyncio.wait_for(
+                self._client_for_loop().chat.completions.create(
+                    model=self.backend.model, messages=messages, timeout=limit, **options
+                ),
+                timeout=limit,
+            )
+        except (asyncio.TimeoutError, openai.APITimeoutError):
+            raise _Retryable(f"timed out after {limit:.3g}s") from None
+        except openai.APIConnectionError as exc:
+            raise _Retryable(f"connection failed: {_describe(exc)}") from None
+        except openai.APIStatusError as exc:
+            if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
+                raise _Retryable(_describe(exc)) from None
+            raise
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        """One pooled client per tool, recreated only if the event loop changed (pools are loop-bound)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.backend.base_url, api_key=self._api_key, max_retries=0, timeout=self.backend.timeout_s
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _observation(self, response: Any, start: float, attempts: int) -> Observation:
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content or "") if choice else ""
+        usage = response.usage
+        input_tokens = usage.prompt_tokens if usage else 0
+        output_tokens = usage.completion_tokens if usage else 0
+        meta: dict[str, Any] = {"attempts": attempts, "served_model": self.backend.model}
+        if choice is not None:
+            meta["finish_reason"] = choice.finish_reason
+        if usage is None:
+            meta["usage_missing"] = True  # cost is then 0 and under-counts; visible in reports
+        return Observation(
+            text=self._redact(text),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=self.spec.cost(input_tokens, output_tokens),
+            latency_s=time.monotonic() - start,
+            model=self.model_id,
+            meta=meta,
+        )
+
+    def _failure(self, message: str, start: float, attempts: int) -> Observation:
+        # Redact before shortening, so a cut can never leave part of a key behind.
+        message = _shorten(self._redact(f"tool '{self.spec.name}': {message}"))
+        return Observation.failure(
+            message, latency_s=time.monotonic() - start, model=self.model_id, meta={"attempts": attempts}
+        )
+
+    def _redact(self, text: str) -> str:
+        """Remove the key wherever a server or library copied it (echoed headers, error bodies)."""
+        if self._api_key != NO_KEY and self._api_key in text:
+            text = text.replace(self._api_key, "***")
+        return text
+
+
+def _backoff(backend: OpenAIBackend, attempts: int) -> float:
+    """Exponential backoff with jitter: base * 2^(n-1), capped, times a factor in [0.5, 1.5)."""
+    return min(backend.backoff_max_s, backend.backoff_s * 2 ** (attempts - 1)) * (0.5 + random.random())
+
+
+def _describe(exc: BaseException) -> str:
+    """One line saying what failed, with the low-level cause (e.g. connection refused); unredacted."""
+    if isinstance(exc, openai.APIStatusError):
+        text = f"HTTP {exc.status_code}: {exc.message}"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    cause = exc.__cause__
+    if cause is not None and str(cause):
+        text += f" ({type(cause).__name__}: {cause})"
+    return " ".join(text.split())
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."

@@ -1,0 +1,162 @@
+"""Toolkits by name, and the tool objects behind their specs.
+
+A toolkit file may leave entries short (`{name: sim:gpt-5, backend: {kind: sim, profile: gpt-5}}`):
+each backend kind fills in its own description, schema, category and latency here, so the YAML lists
+only what differs. Tools that cannot be offered in this environment (web search without a key) are
+dropped with one line saying why, never kept as a tool that silently returns nothing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+from lab.errors import LabInputError
+from lab.tools.base import Tool
+from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec, Toolkit
+
+KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "local_llm")
+
+
+def toolkit_names() -> list[str]:
+    folder = resources.files("lab").joinpath("data/toolkits")
+    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_toolkit(name_or_path: str, pricing: str = "default", console: Console | None = None) -> Toolkit:
+    """A toolkit by name (`default`) or YAML path, with defaults filled and unavailable tools dropped."""
+    source, raw = _read(name_or_path)
+    if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
+        raise LabInputError(f"{source}: a toolkit is a mapping with a 'tools' list")
+    entries = []
+    for i, entry in enumerate(raw["tools"]):
+        if not isinstance(entry, dict):
+            raise LabInputError(f"{source}: tools[{i}] must be a mapping")
+        filled = _with_defaults(entry, source, i, pricing)
+        if filled is not None:
+            entries.append(filled)
+        elif console is not None:
+            console.print(f"[yellow]{_unavailable_message(entry)}[/]")
+    return Toolkit.from_dict({**raw, "tools": entries}, source=source, pricing=pricing)
+
+
+def _read(name_or_path: str) -> tuple[str, Any]:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            return str(path), yaml.safe_load(path.read_text())
+        except FileNotFoundError:
+            raise LabInputError(f"{path}: toolkit file not found") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise LabInputError(f"{path}:{f' line {mark.line + 1}' if mark else ''} malformed YAML") from None
+    if name_or_path not in toolkit_names():
+        raise LabInputError(f"--toolkit '{name_or_path}': no such toolkit (known: {', '.join(toolkit_names())}; or a .yaml path)")
+    text = resources.files("lab").joinpath(f"data/toolkits/{name_or_path}.yaml").read_text()
+    return f"toolkit '{name_or_path}'", yaml.safe_load(text)
+
+
+def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
+    """The entry over its kind's default spec; None when the tool cannot be offered here."""
+    backend = entry.get("backend") or {}
+    kind = backend.get("kind")
+    if kind not in KINDS:
+        raise LabInputError(f"{source}: tools[{index}].backend.kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if kind == "web_search":
+        from lab.tools.web_search import web_search_available
+
+        if not web_search_available():
+            return None
+    default = _default_spec(kind, backend, pricing)
+    base = default.model_dump(exclude={"backend"}) if default else {"parameters": LLM_TOOL_PARAMETERS}
+    return {**base, **{k: v for k, v in entry.items() if k != "backend"}, "backend": {**(default.backend if default else {}), **backend}}
+
+
+def _default_spec(kind: str, backend: dict[str, Any], pricing: str) -> ToolSpec | None:
+    if kind == "local_search":
+        from lab.tools.local_search import default_local_search_spec
+
+        return default_local_search_spec()
+    if kind == "web_search":
+        from lab.tools.web_search import default_web_search_spec
+
+        return default_web_search_spec()
+    if kind == "code_interpreter":
+        from lab.tools.code_interpreter import DEFAULT_SPEC
+
+        return DEFAULT_SPEC
+    if kind == "sim":
+        from lab.sim.model import sim_spec
+        from lab.sim.profiles import get_profile
+
+        return sim_spec(get_profile(str(backend.get("profile", ""))), pricing=pricing)
+    return None  # openai / local_llm entries spell out their own spec
+
+
+def _unavailable_message(entry: dict[str, Any]) -> str:
+    from lab.tools.web_search import NOT_OFFERED
+
+    return NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search" else f"tool {entry.get('name')} not offered"
+
+
+def build_tools(toolkit: Toolkit, extra: dict[str, Tool] | None = None) -> dict[str, Tool]:
+    """Tool objects for every spec (shared by all rollouts of a run), plus task-specific tools
+    (e.g. a tool domain's functions) appended after the toolkit's."""
+    tools: dict[str, Tool] = {spec.name: _build(spec) for spec in toolkit.tools}
+    for name, tool in (extra or {}).items():
+        if name in tools:
+            raise LabInputError(f"tool name '{name}' is both in toolkit '{toolkit.name}' and a benchmark tool")
+        tools[name] = tool
+    return tools
+
+
+def _build(spec: ToolSpec) -> Tool:
+    kind = spec.backend.get("kind")
+    if kind == "local_search":
+        from lab.tools.local_search import LocalSearch
+
+        return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec, top_k=int(spec.backend.get("top_k", 5)))
+    if kind == "web_search":
+        from lab.tools.web_search import WebSearch
+
+        return WebSearch(spec=spec)
+    if kind == "code_interpreter":
+        from lab.tools.code_interpreter import CodeInterpreter
+
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "cpu_s", "memory_mb", "max_output_chars")}
+        return CodeInterpreter(spec=spec, **options)
+    if kind == "sim":
+        from lab.sim.model import SimModel
+
+        return SimModel.from_spec(spec)
+    if kind == "openai":
+        from lab.tools.openai_llm import OpenAIChatTool
+
+        return OpenAIChatTool(spec)
+    if kind == "local_llm":
+        from lab.tools.local_llm import LocalLLMTool
+
+        return LocalLLMTool(spec)
+    raise LabInputError(f"tool '{spec.name}': unknown backend kind {kind!r}")
+
+
+@lru_cache(maxsize=4)
+def _search_index(index: str) -> Any:
+    """`world` is the offline world's index (built on first use); anything else is an index folder."""
+    from lab.tools.local_search import LocalSearchIndex
+
+    if index == "world":
+        from lab.world.build import build_world
+
+        folder = build_world(progress=True).index_dir
+        if folder is None:
+            raise LabInputError("the offline world was built without a search index; run `orchestra world build --force`")
+        return LocalSearchIndex.load(folder)
+    if not Path(index).is_dir():
+        raise LabInputError(f"local_search: index folder not found: {index}")
+    return LocalSearchIndex.load(index)

@@ -1,0 +1,156 @@
+"""The rollout engine: what a user sees in the logged steps and trajectory for each kind of turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
+from lab.rollout.parse import format_tool_call
+from lab.tools.base import Observation, ToolContext
+from lab.toolspec import ToolSpec
+
+
+@dataclass
+class Task:
+    task_id: str = "t1"
+    question: str = "What is the answer?"
+
+
+class Echo:
+    """A priced tool that takes `delay` real seconds and reports `latency` seconds."""
+
+    def __init__(self, name: str, latency: float = 1.0, delay: float = 0.0) -> None:
+        self.spec = ToolSpec(name=name, description="echo", category="generalist", model="gpt-5",
+                             input_per_mtok=1.25, output_per_mtok=10.0,
+                             parameters={"type": "object", "properties": {"text": {"type": "string"}},
+                                         "required": ["text"], "additionalProperties": False})
+        self.latency, self.delay, self.running, self.max_running = latency, delay, 0, 0
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
+        self.running += 1
+        self.max_running = max(self.max_running, self.running)
+        await asyncio.sleep(self.delay)
+        self.running -= 1
+        return Observation(text=f"echo {arguments['text']}", input_tokens=100, output_tokens=10,
+                           cost_usd=self.spec.cost(100, 10), latency_s=self.latency, model="gpt-5")
+
+
+class Broken(Echo):
+    async def execute(self, arguments, context=None):
+        raise RuntimeError("disk on fire")
+
+
+class Turns:
+    """A policy that plays fixed turn texts and records what it was shown."""
+
+    name = "test:turns"
+
+    def __init__(self, *turns: str) -> None:
+        self.turns = list(turns)
+        self.seen: list[list[dict]] = []
+
+    def session(self, task, specs, seed):
+        policy = self
+
+        class Session:
+            async def generate(self, messages):
+                policy.seen.append([dict(m) for m in messages])
+                if not policy.turns:
+                    return PolicyOutput(text="<think>still thinking</think>", output_tokens=3)
+                return PolicyOutput(text=policy.turns.pop(0), input_tokens=50, output_tokens=5, latency_s=0.5)
+
+            def token_trajectory(self):
+                return None
+
+        return Session()
+
+
+async def right_if_42(task, answer, context) -> float:
+    return float(answer == "42")
+
+
+def rollout(policy, tools, config=None):
+    request = RolloutRequest(run_id="r", task=Task(), preference={"outcome": 1.0})
+    return asyncio.run(run_rollout(policy, {t.spec.name: t for t in tools}, request, right_if_42, config))
+
+
+def test_calls_then_answer_are_logged_with_costs_and_critical_path_latency():
+    a, b = Echo("a", latency=2.0, delay=0.05), Echo("b", latency=3.0, delay=0.05)
+    policy = Turns(format_tool_call("a", {"text": "x"}) + format_tool_call("b", {"text": "y"}), "<answer>42</answer>")
+    result = rollout(policy, [a, b])
+    traj, steps = result.trajectory, result.steps
+    assert traj.outcome == 1.0 and traj.final_answer == "42" and traj.format_ok and traj.valid_output
+    assert [(s.turn, s.call_idx, s.kind, s.tool_name) for s in steps] == [(0, 0, "tool", "a"), (0, 1, "tool", "b"), (1, 0, "answer", None)]
+    assert a.max_running + b.max_running == 2  # the two calls of one turn overlapped
+    assert traj.cost_usd == 2 * a.spec.cost(100, 10)
+    assert traj.latency_s == 0.5 + 3.0 + 0.5  # orchestrator + slowest call, per turn
+    assert json.loads(traj.tool_counts_json) == {"a": 1, "b": 1}
+    # the orchestrator saw both observations before answering, with the tool catalog in its system prompt
+    second = policy.seen[1]
+    assert '"name": "a"' in second[0]["content"] and "Price: $1.25 per 1M input tokens" in second[0]["content"]
+    assert [m["content"] for m in second if m["role"] == "tool"] == [
+        '<tool_response name="a">\necho x\n</tool_response>', '<tool_response name="b">\necho y\n</tool_response>']
+
+
+def test_malformed_calls_are_format_errors_the_model_can_recover_from():
+    policy = Turns(
+        '<tool_call>{"name": "a", "arguments": {"text": }</tool_call>',
+        format_tool_call("nope", {}),
+        format_tool_call("a", {"text": 3}),
+        "<answer>42</answer>",
+    )
+    result = rollout(policy, [Echo("a")])
+    kinds = [(s.kind, s.error) for s in result.steps]
+    assert kinds[0][0] == "format_error" and "not valid JSON" in kinds[0][1]
+    assert kinds[1] == ("tool", "unknown tool 'nope' (available: a)")
+    assert kinds[2] == ("tool", "tool 'a': argument 'text' must be string, got integer")
+    assert result.trajectory.outcome == 1.0 and not result.trajectory.format_ok
+    assert json.loads(result.trajectory.tool_counts_json) == {"a": 1}  # the bad-args call is counted
+    assert "argument 'text' must be string" in policy.seen[3][-1]["content"]  # shown to the model
+
+
+def test_a_failing_tool_is_an_observation_not_a_crash():
+    result = rollout(Turns(format_tool_call("a", {"text": "x"}), "<answer>42</answer>"), [Broken("a")])
+    assert result.steps[0].error == "tool 'a' failed: RuntimeError: disk on fire"
+    assert result.trajectory.outcome == 1.0
+
+
+def test_turn_limit_and_cost_cap_stop_the_rollout_without_an_answer():
+    limited = rollout(Turns(), [Echo("a")], RolloutConfig(max_turns=3))
+    assert limited.trajectory.n_turns == 3 and not limited.trajectory.valid_output
+    assert limited.trajectory.error == "turn limit 3 reached without an answer"
+    assert limited.trajectory.outcome == 0.0
+    calls = [format_tool_call("a", {"text": str(i)}) for i in range(10)]
+    capped = rollout(Turns(*calls), [Echo("a")], RolloutConfig(cost_cap_usd=0.0005))
+    assert capped.trajectory.error == "cost cap $0.0005 reached"
+    assert capped.trajectory.cost_usd >= 0.0005 and len(capped.steps) < 10
+
+
+def test_calls_beyond_the_per_turn_limit_are_not_run():
+    a = Echo("a")
+    text = "".join(format_tool_call("a", {"text": str(i)}) for i in range(4))
+    result = rollout(Turns(text, "<answer>42</answer>"), [a], RolloutConfig(max_calls_per_turn=2))
+    errors = [s.error for s in result.steps if s.kind == "tool"]
+    assert errors[:2] == [None, None] and all("more than 2 tool calls" in e for e in errors[2:])
+    assert not result.trajectory.format_ok
+
+
+def test_a_policy_that_raises_ends_only_its_rollout():
+    class Down:
+        name = "down"
+
+        def session(self, task, specs, seed):
+            class S:
+                async def generate(self, messages):
+                    raise ConnectionError("endpoint unreachable")
+
+                def token_trajectory(self):
+                    return None
+            return S()
+
+    result = rollout(Down(), [Echo("a")])
+    assert result.trajectory.error == "policy failed: ConnectionError: endpoint unreachable"
+    assert result.trajectory.outcome == 0.0
