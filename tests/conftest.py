@@ -66,3 +66,60 @@ def tiny_store(tmp_path: Path) -> Store:
     store.write_trajectories(items)
     store.finish_run(run.run_id)
     return store
+
+
+@pytest.fixture(scope="session")
+def world():
+    """The offline world as users get it (built once per machine and cached; ~2 min the first time)."""
+    from lab.world.build import build_world
+
+    return build_world(progress=False)
+
+
+def task_run(run_id: str, outcomes: dict[str, list[float]], tool: str = "gpt-5", orchestrator: str = "scripted:test",
+             config: dict | None = None) -> tuple[RunRecord, list]:
+    """A run with `outcomes[task]` as the outcome of each sample of each task, over the tiny toolkit.
+
+    Every trajectory calls local_search once (free, 0.2 s) and `tool` once with 1000 input and 400
+    output tokens (its cost under the default prices, 5 s), so cost and latency are known by hand."""
+    toolkit = tiny_toolkit()
+    spec = toolkit.get(tool)
+    run = RunRecord(run_id=run_id, kind="eval", name=run_id, toolkit_json=toolkit.model_dump_json(), orchestrator=orchestrator,
+                    benchmark="world", config_json=json.dumps(config or {}))
+    items = []
+    for task_id, samples in outcomes.items():
+        for sample, outcome in enumerate(samples):
+            cost = spec.cost(1000, 400)
+            steps = [
+                StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=0, tool_name="local_search", latency_s=0.2),
+                StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=1, tool_name=tool, model=spec.model,
+                           input_tokens=1000, output_tokens=400, cost_usd=cost, latency_s=5.0),
+                StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=2, kind="answer", observation="42"),
+            ]
+            traj = TrajectoryRecord(
+                run_id=run_id, task_id=task_id, sample_idx=sample, group_id=task_id, outcome=outcome, n_turns=3,
+                cost_usd=cost, latency_s=5.2, benchmark="world", tool_counts_json=json.dumps({"local_search": 1, tool: 1}),
+                preference_json=json.dumps({"outcome": 1, "compute": 1}),
+            )
+            items.append((traj, steps, None))
+    return run, items
+
+
+@pytest.fixture
+def store_of(tmp_path: Path):
+    """`store_of(run, run, ...)`: a fresh store holding these (RunRecord, items) pairs, each finished."""
+    def build(*runs: tuple[RunRecord, list]) -> Store:
+        store = Store(tmp_path / "runs.duckdb")
+        for run, items in runs:
+            store.write_run(run)
+            if items:
+                store.write_trajectories(items)
+            store.finish_run(run.run_id)
+        return store
+    return build
+
+
+@pytest.fixture
+def make_run():
+    """The `task_run` builder, for test modules (which cannot import conftest by name)."""
+    return task_run

@@ -42,7 +42,7 @@ def eval_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Evaluate an orchestrator; prints the run id(s) and a summary table."""
-    config = EvalConfig(
+    config = EvalConfig.build(
         benchmark=benchmark, benchmark_path=benchmark_path, split=None if split == "all" else split,
         orchestrator=orchestrator, toolkit=toolkit, pricing=pricing, preferences=list(preference),
         max_turns=list(max_turns) or [50], samples=samples, limit=limit,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.errors import LabInputError
 
@@ -37,10 +37,21 @@ class EvalConfig(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> "EvalConfig":
         if self.benchmark.split(":")[0] not in BENCHMARKS:
-            raise LabInputError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
+            raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
         if any(t < 1 for t in self.max_turns):
-            raise LabInputError(f"--max-turns must be >= 1, got {self.max_turns}")
+            raise ValueError(f"--max-turns must be >= 1, got {self.max_turns}")
         return self
+
+    @classmethod
+    def build(cls, **values: object) -> "EvalConfig":
+        """Validate, turning pydantic's report into one line naming the field."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            raise LabInputError(f"{field}: {message}" if field else message) from None
 
     def variants(self) -> list[tuple[str | None, int]]:
         """(preference, max_turns) of each run this config makes."""

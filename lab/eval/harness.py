@@ -11,6 +11,7 @@ retries it rather than recording an outage as a wrong answer.
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -91,7 +92,9 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
     summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
     store.write_run(RunRecord(
         run_id=run_id, kind="eval", name=config.run_name, benchmark=config.benchmark, orchestrator=policy.name,
-        config_json=config.model_dump_json(), toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
+        # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports).
+        config_json=json.dumps({**config.model_dump(mode="json"), "variant": {"preference": preference, "max_turns": max_turns}}),
+        toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=_git_sha(), started_at=utcnow(),
     ))
     rollout_config = RolloutConfig(max_turns=max_turns)
@@ -105,7 +108,8 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
     async def worker() -> None:
         while not queue.empty() and not summary.stopped_by_budget:
             task, sample_idx = queue.get_nowait()
-            if not budget.reserve():
+            allowance, held = budget.reserve()
+            if allowance is not None and allowance <= 0:
                 summary.stopped_by_budget = True
                 break
             await limiter.wait()
@@ -115,8 +119,9 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
                 seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark,
             )
             task_tools = source.tools_for(task)
-            result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, rollout_config)
-            budget.settle(result.trajectory.cost_usd)
+            config_here = rollout_config if allowance is None else rollout_config.model_copy(update={"cost_cap_usd": allowance})
+            result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, config_here)
+            budget.settle(result.trajectory.cost_usd, held)
             await results.put(result)
 
     progress = _progress(console)
@@ -193,29 +198,31 @@ def _token_record(result: RolloutResult):
 
 
 class _Budget:
-    """Stops scheduling before the total would pass the cap: each start reserves the largest
-    per-rollout cost seen so far, and a start is refused when spent + reservations would exceed it."""
+    """Stops before the total passes the cap. Each start reserves the largest per-rollout cost seen so
+    far and is refused when spent + reservations would pass the cap; a started rollout is capped at the
+    budget left, so the engine stops it at the end of the turn that reaches the cap."""
 
     def __init__(self, cap: float | None) -> None:
         self.cap = cap
         self.spent = 0.0
         self.reserved = 0.0
         self.estimate = 0.0
-        self.started = 0
 
-    def reserve(self) -> bool:
+    def reserve(self) -> tuple[float | None, float]:
+        """(allowance, amount held) for the rollout about to start: allowance None without a cap,
+        <= 0 when it must not start."""
         if self.cap is None:
-            return True
-        if self.spent + self.reserved + self.estimate > self.cap:
-            return False
+            return None, 0.0
+        left = self.cap - self.spent - self.reserved
+        if left <= 0 or self.estimate > left:
+            return 0.0, 0.0
         self.reserved += self.estimate
-        self.started += 1
-        return True
+        return left, self.estimate
 
-    def settle(self, cost: float) -> None:
+    def settle(self, cost: float, held: float) -> None:
         if self.cap is None:
             return
-        self.reserved = max(0.0, self.reserved - self.estimate)
+        self.reserved -= held
         self.spent += cost
         self.estimate = max(self.estimate, cost)
 

@@ -8,6 +8,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from lab.report.metrics import tool_label
 from lab.store import Store, queries
 
 
@@ -39,3 +40,86 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
                 console.print(f"  {error}")
         if summary.stopped_by_budget:
             console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger --budget-usd to finish[/]")
+
+
+# ---------------------------------------------------------------- `orchestra report`
+
+
+def print_report(report: Any, console: Console) -> None:
+    """Every table of a `lab.report.api.Report`, in the order a reader asks: how good, how costly,
+    how different, how it routed, and at what preference, frontier and price."""
+    acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
+    pref = report.preference.set_index("run_id")
+    out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
+                 "run", "orchestrator", "tasks", "accuracy", "95% CI", "cost ¢/task", "latency s/task", "total $", "pref. score")
+    orchestrators = report.runs.set_index("run_id").orchestrator
+    for run_id in report.run_ids:
+        a, c = acc.loc[run_id], costs.loc[run_id]
+        out.add_row(run_id, str(orchestrators.get(run_id, "")), str(int(a.n_tasks)), _num(a.accuracy, "{:.3f}"),
+                    f"[{_num(a.ci_low, '{:.3f}')}, {_num(a.ci_high, '{:.3f}')}]", _num(c.cost_cents_per_task, "{:.3f}"),
+                    _num(c.latency_s_per_task, "{:.1f}"), _num(c.total_cost_usd, "{:.4f}"),
+                    _num(pref.preference_score.get(run_id), "{:.3f}"))
+    console.print(out)
+    console.print(f"preference score P = {report.settings.get('preference')} ({report.settings.get('preference_source')}),"
+                  f" on {int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
+    if len(report.paired):
+        out = _table("paired comparisons on shared tasks (diff = acc A - acc B)",
+                     "run A", "run B", "shared", "diff", "95% CI", "p (sign-flip)", "A only / B only", "p (McNemar)")
+        for row in report.paired.itertuples():
+            discordant = "-" if pd.isna(row.a_only) else f"{int(row.a_only)} / {int(row.b_only)}"
+            out.add_row(row.run_a, row.run_b, str(int(row.n_shared)), _num(row.diff, "{:+.3f}"),
+                        f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]", _num(row.p_value, "{:.4f}"),
+                        discordant, _num(row.mcnemar_p, "{:.4f}"))
+        console.print(out)
+    if len(report.tool_calls):
+        out = _table("tool calls per task (share of the run's calls)", "tool", *report.run_ids)
+        calls = report.tool_calls.set_index(["tool_label", "run_id"])
+        for label in dict.fromkeys(report.tool_calls.sort_values("tool_name").tool_label):
+            cells = []
+            for run_id in report.run_ids:
+                hit = (label, run_id) in calls.index
+                cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} ({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
+            out.add_row(label, *cells)
+        console.print(out)
+    out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family", "to own family", "PGR")
+    router = report.router.set_index("run_id")
+    for row in report.bias.itertuples():
+        strongest = ", ".join(tool_label(t) for t in row.strongest.split(", ")) if row.strongest else "-"
+        out.add_row(row.run_id, str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
+                    row.orchestrator_family or "-", _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
+    console.print(out)
+    if len(report.router):
+        console.print(f"PGR references: weak {report.router.weak_run.iloc[0]}, strong {report.router.strong_run.iloc[0]}")
+    frontier = report.pareto[report.pareto.on_frontier].sort_values("cost_cents_per_task")
+    auc = report.pareto_auc.iloc[0]
+    console.print(f"Pareto frontier (cost ¢/task, accuracy): "
+                  + ", ".join(f"{r.run_id} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
+                  + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-{_num(auc.cost_max_cents, '{:.3g}')}¢:"
+                  f" {_num(auc.auc, '{:.3f}')}")
+    if len(report.turn_budgets):
+        out = _table("turn budgets", "curve", "max turns", "run", "accuracy", "cost ¢/task")
+        for row in report.turn_budgets.itertuples():
+            out.add_row(row.curve, str(row.max_turns), row.run_id, _num(row.accuracy, "{:.3f}"), _num(row.cost_cents_per_task, "{:.3f}"))
+        console.print(out)
+    if len(report.reprice):
+        out = _table(f"re-priced under '{report.settings.get('pricing')}'", "run", "logged ¢/task", "repriced ¢/task",
+                     "logged $", "repriced $", "change")
+        for row in report.reprice.itertuples():
+            out.add_row(row.run_id, _num(row.logged_cents_per_task, "{:.3f}"), _num(row.repriced_cents_per_task, "{:.3f}"),
+                        _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
+        console.print(out)
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        left = i == 0 or column in ("run A", "run B", "orchestrator", "strongest", "own family", "curve")
+        # Run ids fold rather than truncate: users paste them back into other commands.
+        table.add_column(column, justify="left" if left else "right", overflow="fold")
+    return table
+
+
+def _num(value: Any, pattern: str) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    return pattern.format(value)

@@ -1,0 +1,58 @@
+"""`orchestra report RUN [RUN ...]`: accuracy with CIs, paired tests, cost, tool use, bias, frontier.
+
+    orchestra report RUN_A RUN_B                       # tables
+    orchestra report RUN_A RUN_B --pricing deepinfra   # plus costs re-priced under another provider
+    orchestra report RUN_A RUN_B --json                # every table as records, for scripts
+    orchestra report RUN_A RUN_B --html report.html    # every figure in one offline HTML page
+
+The numbers come from `lab.report.api.load_report`; metric definitions live in `lab.report.metrics`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lab.cli import app
+from lab.cli.options import DbOption, JsonOption, console, print_json
+from lab.errors import LabInputError
+from lab.report.api import load_report
+from lab.report.figures import figures_html
+from lab.report.metrics import N_RESAMPLES
+from lab.report.tables import print_report
+from lab.store import Store, resolve_db_path
+
+
+@app.command("report")
+def report(
+    run_ids: list[str] = typer.Argument(..., help="Runs to report on and compare (see `orchestra runs`)."),
+    pricing: Optional[str] = typer.Option(None, "--pricing", help="Also show costs re-priced under this provider (e.g. deepinfra)."),
+    preference: Optional[str] = typer.Option(
+        None, "--preference", "-p", help="P of the preference score, e.g. outcome=1,compute=1 (default: the runs' logged P)."),
+    weak: Optional[str] = typer.Option(None, "--weak", help="Run whose accuracy is PGR 0 (default: the least accurate)."),
+    strong: Optional[str] = typer.Option(None, "--strong", help="Run whose accuracy is PGR 1 (default: the most accurate)."),
+    resamples: int = typer.Option(N_RESAMPLES, "--resamples", help="Bootstrap and permutation draws."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation draws."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write every figure into this standalone HTML file."),
+    db: Optional[str] = DbOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Compare logged runs: accuracy with 95% CIs, paired tests, cost, latency, tool use, bias, Pareto frontier."""
+    if resamples < 1:
+        raise LabInputError(f"--resamples must be >= 1, got {resamples}")
+    store = Store(resolve_db_path(db))
+    result = load_report(store, run_ids, pricing=pricing, preference=preference, weak=weak, strong=strong,
+                         n_resamples=resamples, seed=seed)
+    if html is not None:
+        try:
+            html.write_text(figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"))
+        except OSError as exc:
+            raise LabInputError(f"--html {html}: cannot write ({exc.strerror})") from None
+    if as_json:
+        print_json(result.to_dict())
+        return
+    print_report(result, console)
+    if html is not None:
+        console.print(f"figures written to {html}")

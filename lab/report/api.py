@@ -1,0 +1,220 @@
+"""`load_report(store, run_ids)`: every report metric of some runs, as one object of DataFrames.
+
+The CLI (`orchestra report`), notebooks and the app all start here, so they show the same numbers:
+
+    >>> report = load_report(store, ["run-a", "run-b"], pricing="deepinfra")   # doctest: +SKIP
+    >>> report.accuracy          # run_id, n_tasks, accuracy, ci_low, ci_high, ...
+    >>> report.paired            # run_a vs run_b on shared tasks: diff, CI, p-value, McNemar
+    >>> report.figures()         # name -> plotly Figure
+
+This module only reads the store (through `lab.store.queries`) and turns the runs' JSON columns into
+small frames; the numbers come from `lab.report.metrics`, whose docstrings define each one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from lab.preference import Preference
+from lab.pricing import PriceTable
+from lab.records import RunRecord
+from lab.report import metrics
+from lab.rescoring import reprice_steps
+from lab.store import Store, queries
+
+if TYPE_CHECKING:
+    from plotly.graph_objects import Figure
+
+__all__ = ["Report", "load_report"]
+
+#: Config fields that do not change what a run measures; runs differing only in these and max_turns
+#: lie on one turn-budget curve.
+_NOT_IDENTITY = ("max_turns", "concurrency", "rate_limit", "budget_usd", "preferences")
+#: P used when the compared runs logged different preferences (the paper's default training P).
+DEFAULT_PREFERENCE = {"outcome": 1.0, "compute": 1.0}
+
+
+@dataclass
+class Report:
+    """The report of some runs: one DataFrame per table, defined in `lab.report.metrics`.
+
+    Frames (all keyed by run_id except `paired`, `pareto_auc` and `turn_budgets`):
+    runs (run info), accuracy, costs, paired, tool_calls, bias, preference, pareto, pareto_auc, router,
+    turn_budgets, and reprice (empty unless a pricing was given).
+    """
+
+    run_ids: list[str]
+    runs: pd.DataFrame
+    accuracy: pd.DataFrame
+    costs: pd.DataFrame
+    paired: pd.DataFrame
+    tool_calls: pd.DataFrame
+    bias: pd.DataFrame
+    preference: pd.DataFrame
+    pareto: pd.DataFrame
+    pareto_auc: pd.DataFrame
+    router: pd.DataFrame
+    turn_budgets: pd.DataFrame
+    reprice: pd.DataFrame
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table by name, in report order."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), pd.DataFrame)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: settings plus every frame as a list of records (NaN becomes null)."""
+        out: dict[str, Any] = {"run_ids": self.run_ids, "settings": self.settings}
+        for name, frame in self.frames().items():
+            out[name] = json.loads(frame.to_json(orient="records", date_format="iso"))
+        return out
+
+    def figures(self) -> dict[str, "Figure"]:
+        """Plotly figures of this report by name (see `lab.report.figures`)."""
+        from lab.report.figures import report_figures
+
+        return report_figures(self)
+
+
+def load_report(
+    store: Store,
+    run_ids: Sequence[str],
+    *,
+    pricing: str | None = None,
+    preference: str | None = None,
+    weak: str | None = None,
+    strong: str | None = None,
+    n_resamples: int = metrics.N_RESAMPLES,
+    seed: int = 0,
+) -> Report:
+    """Load the runs and compute every report table.
+
+    `pricing` adds the re-priced cost table; `preference` ("outcome=1,compute=1,...") overrides the P of
+    the preference score (default: the P the runs logged, if they agree, else outcome=1, compute=1);
+    `weak` / `strong` name the PGR reference runs (default: least / most accurate). Unknown run ids
+    raise `LabInputError`.
+    """
+    run_ids = list(dict.fromkeys(run_ids))                     # a repeated id would pair a run with itself
+    records = [queries.run(store, r) for r in run_ids]
+    for name, ref in (("--weak", weak), ("--strong", strong)):
+        if ref is not None and ref not in run_ids:
+            queries.run(store, ref)                            # unknown -> LabInputError
+            run_ids.append(ref)
+            records.append(queries.run(store, ref))
+    trajs = queries.trajectories_df(store, run_ids)
+    tool_calls = queries.tool_calls_df(store, run_ids)
+    run_info, tools = run_info_frame(records), tools_frame(records)
+
+    accuracy = metrics.accuracy_table(trajs, run_ids, n_resamples, seed)
+    costs = metrics.cost_latency_table(trajs, run_ids)
+    bias = metrics.delegation_bias(tool_calls, tools, run_info, run_ids)
+    feature_tools = _feature_tools(tools, trajs)
+    P, p_source = _preference(trajs, feature_tools, preference)
+    pareto = metrics.pareto_points(accuracy, costs)
+    reprice = _reprice(store, trajs, run_ids, pricing) if pricing else pd.DataFrame(
+        columns=["run_id", "pricing", "logged_cents_per_task", "repriced_cents_per_task",
+                 "logged_total_usd", "repriced_total_usd", "change_pct"])
+    return Report(
+        run_ids=run_ids, runs=run_info, accuracy=accuracy, costs=costs,
+        paired=metrics.paired_comparisons(trajs, run_ids, n_resamples, seed),
+        tool_calls=metrics.tool_call_table(tool_calls, trajs, run_ids), bias=bias,
+        preference=metrics.preference_scores(trajs, run_ids, feature_tools, P.vector),
+        pareto=pareto, pareto_auc=metrics.frontier_auc(pareto),
+        router=metrics.router_table(accuracy, bias, weak, strong),
+        turn_budgets=metrics.turn_budget_curves(run_info, accuracy, costs), reprice=reprice,
+        settings={"n_resamples": n_resamples, "seed": seed, "pricing": pricing,
+                  "preference": {k: v for k, v in P.as_dict().items() if v}, "preference_source": p_source},
+    )
+
+
+# ---------------------------------------------------------------- frames from the runs' JSON columns
+
+
+def run_info_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
+    """run_id, name, orchestrator, benchmark, pricing, status, max_turns, curve per run.
+
+    max_turns is the run's own budget: `variant.max_turns` written by the eval harness, else the
+    config's `max_turns` when it lists a single value, else NaN. `curve` labels runs whose config is
+    equal apart from the turn budget (and run-speed settings), for `metrics.turn_budget_curves`.
+    """
+    rows, labels = [], {}
+    for record in records:
+        config = json.loads(record.config_json or "{}")
+        variant = dict(config.pop("variant", None) or {})
+        budgets = config.get("max_turns") or []
+        max_turns = variant.pop("max_turns", None) or (budgets[0] if len(budgets) == 1 else None)
+        identity = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
+        key = json.dumps([record.orchestrator, record.benchmark, identity, variant], sort_keys=True)
+        if max_turns is not None and key not in labels:
+            label = f"{record.orchestrator} on {record.benchmark}" + (f" P={variant['preference']}" if variant.get("preference") else "")
+            taken = sum(1 for v in labels.values() if v.split(" #")[0] == label)
+            labels[key] = label if not taken else f"{label} #{taken + 1}"
+        rows.append([record.run_id, record.name, record.orchestrator, record.benchmark, record.pricing, record.status,
+                     float(max_turns) if max_turns is not None else np.nan, labels.get(key)])
+    return pd.DataFrame(rows, columns=["run_id", "name", "orchestrator", "benchmark", "pricing", "status", "max_turns", "curve"])
+
+
+def tools_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
+    """run_id, tool_name, category, model, input/output price per 1M tokens, simulated: each run's toolkit."""
+    rows = []
+    for record in records:
+        for tool in json.loads(record.toolkit_json or "{}").get("tools", []):
+            rows.append([record.run_id, tool["name"], tool.get("category"), tool.get("model"),
+                         float(tool.get("input_per_mtok", 0.0)), float(tool.get("output_per_mtok", 0.0)),
+                         bool(tool.get("simulated", False) or tool["name"].startswith("sim:"))])
+    return pd.DataFrame(rows, columns=["run_id", "tool_name", "category", "model", "input_per_mtok",
+                                       "output_per_mtok", "simulated"])
+
+
+def _feature_tools(tools: pd.DataFrame, trajs: pd.DataFrame) -> list[str]:
+    """Reward columns shared by all compared runs: toolkit tools in order of appearance, then any other
+    tool a trajectory counted (benchmark tools such as tau2 domain functions), sorted."""
+    names = list(dict.fromkeys(tools.tool_name))
+    counted = set()
+    for text in trajs.tool_counts_json.dropna().unique():
+        counted.update(json.loads(text or "{}"))
+    return names + sorted(counted - set(names))
+
+
+def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None) -> tuple[Preference, str]:
+    """The P of the preference score and where it came from (given / logged / default)."""
+    if given:
+        return Preference.parse(given, tools), "given"
+    logged = {json.dumps({k: v for k, v in json.loads(p or "{}").items() if v}, sort_keys=True)
+              for p in trajs.preference_json.dropna().unique()}
+    if len(logged) == 1:
+        values = json.loads(logged.pop())
+        if values:
+            return Preference.from_dict(values, tools, source="logged preference_json"), "logged"
+    return Preference.from_dict(DEFAULT_PREFERENCE, tools), "default (runs logged none or different P)"
+
+
+def _reprice(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing: str) -> pd.DataFrame:
+    """Per-run logged vs re-priced cost under `pricing`.
+
+    Each step with a model is priced from its logged tokens with the new table's `ModelPrice.cost`,
+    the rule `lab.rescoring.reprice_steps` applies per model; `reprice_steps` also runs on every run to
+    refuse a table missing a model (one line naming them) and to cross-check the totals.
+    """
+    table = PriceTable.load(pricing)
+    parts = []
+    for run_id in run_ids:
+        steps = queries.steps_df(store, run_id)
+        by_model = reprice_steps(steps, table)
+        new = steps.cost_usd.to_numpy(float).copy()                       # (S,)
+        models = steps.model.fillna("")
+        for model in models[models != ""].unique():
+            mask = (models == model).to_numpy()
+            new[mask] = table.price(model).cost(steps.input_tokens.to_numpy()[mask], steps.output_tokens.to_numpy()[mask])
+        if not np.isclose(new.sum(), by_model.new_cost_usd.sum() if len(by_model) else 0.0, rtol=1e-9, atol=1e-12):
+            raise AssertionError(f"{run_id}: per-step repricing disagrees with reprice_steps")  # a bug, not bad input
+        parts.append(steps[["run_id", "task_id", "sample_idx", "train_step", "cost_usd"]].assign(new_cost_usd=new))
+    step_costs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["run_id", "task_id", "sample_idx", "train_step", "cost_usd", "new_cost_usd"])
+    return metrics.repriced_table(trajs, step_costs, run_ids, pricing)

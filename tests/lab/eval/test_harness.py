@@ -1,0 +1,112 @@
+"""`orchestra eval` as a user runs it: offline, resumable after SIGKILL, budget-guarded, idempotent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab.eval.config import EvalConfig
+from lab.eval.harness import run_eval
+from lab.store import Store, queries
+
+pytestmark = pytest.mark.usefixtures("world")
+
+EVAL = ["eval", "--benchmark", "world", "--split", "test", "--orchestrator", "scripted:cheapest-first", "--limit", "40"]
+
+
+def orchestra(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from lab.cli import main; main()", *args]
+
+
+def counts(store: Store) -> tuple[int, int, int]:
+    trajs = queries.trajectories_df(store)
+    keys = set(zip(trajs.task_id, trajs.sample_idx))
+    steps = sum(len(queries.steps_df(store, run_id)) for run_id in trajs.run_id.unique())
+    return len(trajs), len(keys), steps
+
+
+def test_sigkill_half_way_then_rerun_ends_with_exactly_40(tmp_path: Path):
+    db = tmp_path / "eval.duckdb"
+    # a rate limit slows the first run down so it can be killed half-way
+    first = subprocess.Popen(orchestra(*EVAL, "--rate-limit", "6", "--concurrency", "2", "--db", str(db)),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    done = 0
+    while time.monotonic() < deadline and first.poll() is None:
+        done = len(queries.trajectories_df(Store(db))) if db.exists() else 0
+        if done >= 10:
+            break
+        time.sleep(0.2)  # polling interval while waiting for progress (not synchronisation)
+    assert first.poll() is None, "the first run finished before it could be killed"
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(30)
+    killed_at = len(queries.trajectories_df(Store(db)))
+    assert 10 <= killed_at < 40
+
+    second = subprocess.run(orchestra(*EVAL, "--db", str(db), "--json"), capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    store = Store(db)
+    rows, keys, steps = counts(store)
+    assert rows == keys == 40  # no (task, sample) written twice
+    run = queries.runs_df(store).iloc[0]
+    assert run.status == "finished"
+    assert len(queries.runs_df(store)) == 1  # the re-run resumed the same run
+    per_traj = queries.steps_df(store, run.run_id).groupby(["task_id", "sample_idx", "turn", "call_idx"]).size()
+    assert per_traj.max() == 1 and steps == len(per_traj)
+
+
+def test_a_finished_run_is_not_run_again(tmp_path: Path, world):
+    store = Store(tmp_path / "e.duckdb")
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:round-robin", limit=6, samples=2)
+    (first,) = run_eval(config, store)
+    (again,) = run_eval(config, store)
+    assert first.run_id == again.run_id
+    assert (first.trajectories, again.trajectories, again.skipped_done) == (12, 0, 12)
+    assert len(queries.trajectories_df(store)) == 12
+
+
+def test_budget_guard_stops_before_the_cap(tmp_path: Path, world):
+    store = Store(tmp_path / "b.duckdb")
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=60,
+                        budget_usd=0.05, concurrency=1)
+    (summary,) = run_eval(config, store)
+    trajs = queries.trajectories_df(store)
+    steps = queries.steps_df(store, summary.run_id)
+    assert summary.stopped_by_budget and len(trajs) < 60
+    assert trajs.cost_usd.sum() <= 0.05 + steps.cost_usd.max()  # at most the call that reached the cap
+    assert queries.run(store, summary.run_id).status == "interrupted"
+
+
+def test_preferences_and_turn_budgets_make_one_run_each(tmp_path: Path, world):
+    store = Store(tmp_path / "v.duckdb")
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=5,
+                        preferences=["outcome=1,compute=1", "outcome=1,latency=1"], max_turns=[1, 50])
+    summaries = run_eval(config, store)
+    assert len({s.run_id for s in summaries}) == 4
+    by_turns = {(s.preference, s.max_turns): s for s in summaries}
+    one_turn = queries.trajectories_df(store, [by_turns[("outcome=1,compute=1", 1)].run_id])
+    assert (one_turn.n_turns <= 1).all() and one_turn.outcome.sum() == 0  # no answer fits in one tool turn
+    logged = queries.trajectories_df(store, [by_turns[("outcome=1,latency=1", 50)].run_id]).preference_json.iloc[0]
+    assert '"latency": 1.0' in logged
+
+
+def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
+    cases = [
+        (["eval", "--benchmark", "nope"], "--benchmark 'nope'"),
+        (["eval", "--orchestrator", "wizard:x"], "--orchestrator 'wizard:x'"),
+        (["eval", "--orchestrator", "scripted:nope", "--limit", "1"], "unknown script"),
+        (["eval", "--toolkit", "missing", "--limit", "1"], "--toolkit 'missing'"),
+        (["eval", "--tasks", "frames-9999"], "--tasks: unknown task id"),
+        (["eval", "--preference", "outcome=3", "--limit", "1"], "'outcome' must be in [0, 1]"),
+    ]
+    for args, message in cases:
+        result = subprocess.run(orchestra(*args, "--db", str(tmp_path / "x.duckdb")), capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+    assert len(queries.trajectories_df(Store(tmp_path / "x.duckdb"))) == 0
