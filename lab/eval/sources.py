@@ -63,7 +63,7 @@ def load_source(config: EvalConfig) -> EvalSource:
 
 def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
     from lab.world.build import build_world
-    from lab.world.domain_tools import make_domain_tools, session_of
+    from lab.world.domain_tools import DOMAIN, DomainSession, make_domain_tools
 
     world = build_world(seed=0, progress=True)
     # a stable shuffle, so `--limit N` samples every family instead of the first one
@@ -71,8 +71,9 @@ def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
                    key=lambda t: hashlib.sha256(t.task_id.encode()).hexdigest())
 
     async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
-        if task.answer_type == "actions":
-            session_of(context, world.db)  # a rollout that changed nothing is judged on the untouched shop
+        if task.answer_type == "actions" and DOMAIN not in context.state:
+            # a rollout that touched no shop tool is judged on the untouched shop (read-only, no copy)
+            context.state[DOMAIN] = DomainSession(initial=world.db, db=world.db)
         return float(grade(task, answer, context).correct)
 
     records = [

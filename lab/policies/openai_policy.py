@@ -12,13 +12,13 @@ same chat-completions JSON. Tools that are LLMs keep the SDK (`lab.tools.openai_
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import time
 from typing import Any
 
 import aiohttp
+import orjson
 
 from lab.errors import LabInputError
 from lab.pricing import ModelPrice, PriceTable
@@ -81,7 +81,7 @@ class OpenAIPolicy:
             self._http = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
-                json_serialize=json.dumps,
+                json_serialize=lambda value: orjson.dumps(value).decode(),
             )
         url = f"{self.base_url}/chat/completions"
         problem = ""
@@ -91,7 +91,7 @@ class OpenAIPolicy:
             try:
                 async with self._http.post(url, json=payload, headers=self._headers()) as response:
                     if response.status == 200:
-                        return await response.json(content_type=None)
+                        return orjson.loads(await response.read())
                     problem = f"HTTP {response.status}: {(await response.text())[:200]}"
                     if response.status not in RETRYABLE:
                         break

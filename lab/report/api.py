@@ -2,10 +2,10 @@
 
 The CLI (`orchestra report`), notebooks and the app all start here, so they show the same numbers:
 
-    >>> report = load_report(store, ["run-a", "run-b"], pricing="deepinfra")   # doctest: +SKIP
-    >>> report.accuracy          # run_id, n_tasks, accuracy, ci_low, ci_high, ...
-    >>> report.paired            # run_a vs run_b on shared tasks: diff, CI, p-value, McNemar
-    >>> report.figures()         # name -> plotly Figure
+    report = load_report(store, ["run-a", "run-b"], pricing="deepinfra")
+    report.accuracy          # run_id, n_tasks, accuracy, ci_low, ci_high, ...
+    report.paired            # run_a vs run_b on shared tasks: diff, CI, p-value, McNemar
+    report.figures()         # name -> plotly Figure
 
 This module only reads the store (through `lab.store.queries`) and turns the runs' JSON columns into
 small frames; the numbers come from `lab.report.metrics`, whose docstrings define each one.

@@ -146,7 +146,11 @@ def _mcnemar(a: pd.DataFrame, b: pd.DataFrame) -> list[float]:
 
 
 def tool_label(name: str) -> str:
-    """Display name of a tool: `sim:*` tools carry " (simulated)" so no one mistakes them for real calls."""
+    """Display name of a tool: `sim:*` tools carry " (simulated)" so no one mistakes them for real calls.
+
+    >>> tool_label("sim:gpt-5"), tool_label("local_search")
+    ('sim:gpt-5 (simulated)', 'local_search')
+    """
     return f"{name}{SIMULATED_SUFFIX}" if name.startswith("sim:") else name
 
 
@@ -182,6 +186,9 @@ def model_family(identifier: str | None) -> str | None:
     `sim:`), an endpoint after '@' and any path or organisation before the last '/' are dropped, so
     `openai:gpt-5@http://...`, `scripted:gpt-5-prompted`, `sim:gpt-5-mini` and `openai/gpt-5` are all
     the gpt-5 family, and `hf:/ckpt/Qwen3-8B` is qwen. The family is the first matching id prefix.
+
+    >>> model_family("openai:gpt-5@http://localhost:8000/v1"), model_family("sim:qwen3-32b"), model_family("scripted:cheapest-first")
+    ('gpt-5', 'qwen', None)
     """
     if not identifier:
         return None

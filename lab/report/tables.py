@@ -86,7 +86,7 @@ def print_report(report: Any, console: Console) -> None:
     for row in report.bias.itertuples():
         strongest = ", ".join(tool_label(t) for t in row.strongest.split(", ")) if row.strongest else "-"
         out.add_row(row.run_id, str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
-                    row.orchestrator_family or "-", _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
+                    "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family, _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
     console.print(out)
     if len(report.router):
         console.print(f"PGR references: weak {report.router.weak_run.iloc[0]}, strong {report.router.strong_run.iloc[0]}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import json
+
+import orjson
 import random
 from typing import Any
 
@@ -66,13 +68,8 @@ def random_address(rng: random.Random, forge: NameForge) -> dict[str, str]:
 
 
 def clone(db: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a database; a JSON round trip is ~7x faster than `copy.deepcopy` on plain data."""
-    return json.loads(json.dumps(db))
-
-
-def canonical(db: dict[str, Any]) -> str:
-    """Order-independent JSON text of a database, for equality and hashing."""
-    return json.dumps(db, sort_keys=True, separators=(",", ":"))
+    """A deep copy of a database; an orjson round trip is far faster than `copy.deepcopy` on plain data."""
+    return orjson.loads(orjson.dumps(db))
 
 
 # ---- operations (the tools' bodies) ----------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any
 from lab.errors import LabInputError
 from lab.tools.base import Observation, ToolContext, validate_arguments
 from lab.toolspec import ToolSpec
-from lab.world.bookshop import OPERATIONS, DomainError, apply, canonical, clone, replay
+from lab.world.bookshop import OPERATIONS, DomainError, apply, clone, replay
 
 DOMAIN = "bookshop"
 
@@ -102,15 +102,22 @@ def make_domain_tools(base_db: dict[str, Any]) -> dict[str, BookshopTool]:
     return {name: BookshopTool(name, base_db) for name in OPERATIONS}
 
 
+_EXPECTED: dict[tuple[str, int], dict[str, Any]] = {}
+
+
 def expected_db(task: Any, initial_db: dict[str, Any]) -> dict[str, Any]:
-    """The database a perfect agent leaves behind: golden actions replayed on a fresh copy."""
-    return replay(initial_db, list(task.answer))
+    """The database a perfect agent leaves behind: golden actions replayed on a fresh copy (cached per
+    task and base database: every rollout of a task is graded against the same one)."""
+    key = (task.task_id, id(initial_db))
+    if key not in _EXPECTED:
+        _EXPECTED[key] = replay(initial_db, list(task.answer))
+    return _EXPECTED[key]
 
 
 def check_db(task: Any, session: DomainSession) -> tuple[bool, str]:
     """tau2-style outcome check: does the rollout's final database equal the golden one?"""
     want = expected_db(task, session.initial)
-    if canonical(want) == canonical(session.db):
+    if want == session.db:  # dict equality ignores key order
         return True, "final database matches the golden actions"
     return False, "final database differs: " + ", ".join(_differences(want, session.db))
 
