@@ -3,7 +3,7 @@
 
 demo:
 	bash scripts/install.sh
-	orchestra --help
+	orchestra demo
 
 test:
 	bash scripts/install.sh --dev

@@ -25,7 +25,7 @@ err_console = Console(stderr=True)
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`; order is the order in --help.
-    from lab.cli import calibrate, describe, evaluate, report, runs  # noqa: F401
+    from lab.cli import calibrate, demo, describe, evaluate, report, runs  # noqa: F401
     from lab.cli.world import world_app
 
     app.add_typer(world_app, name="world")
