@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, first_error, read_yaml
 from lab.pricing import PriceTable
 
 Category = Literal["basic", "specialist", "generalist"]
@@ -119,16 +118,7 @@ class Toolkit(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path, pricing: str | None = None) -> "Toolkit":
         """Load and validate a toolkit file; every problem is one line naming file and field."""
-        path = Path(path)
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except FileNotFoundError:
-            raise LabInputError(f"{path}: toolkit file not found") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f" line {mark.line + 1}" if mark else ""
-            raise LabInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
-        return cls.from_dict(raw, source=str(path), pricing=pricing)
+        return cls.from_dict(read_yaml(path, "toolkit file"), source=str(path), pricing=pricing)
 
     @classmethod
     def from_dict(cls, raw: Any, source: str = "<toolkit>", pricing: str | None = None) -> "Toolkit":
@@ -146,15 +136,12 @@ class Toolkit(BaseModel):
             try:
                 spec = ToolSpec.model_validate(entry)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"])
-                name = entry.get("name", f"#{i}")
-                raise LabInputError(f"{source}: tools[{i}] ({name}).{loc}: {err['msg']}") from None
+                raise LabInputError(f"{source}: tools[{i}] ({entry.get('name', f'#{i}')}).{first_error(exc)}") from None
             tools.append(_priced(spec, table, source=f"{source}: tools[{i}]"))
         try:
             return cls(name=raw.get("name", Path(source).stem), tools=tools, pricing=pricing)
         except ValidationError as exc:
-            raise LabInputError(f"{source}: {exc.errors()[0]['msg']}") from None
+            raise LabInputError(f"{source}: {first_error(exc)}") from None
 
 
 def _priced(spec: ToolSpec, table: PriceTable, source: str = "") -> ToolSpec:

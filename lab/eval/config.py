@@ -7,7 +7,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, first_error
 
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
@@ -48,10 +48,7 @@ class EvalConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            message = str(error["msg"]).removeprefix("Value error, ")
-            raise LabInputError(f"{field}: {message}" if field else message) from None
+            raise LabInputError(first_error(exc).removeprefix("(root): ")) from None
 
     def variants(self) -> list[tuple[str | None, int]]:
         """(preference, max_turns) of each run this config makes."""

@@ -29,10 +29,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, first_error, read_yaml
 from lab.pricing import canonical_model
 from lab.toolspec import LatencyProfile
 
@@ -248,15 +247,7 @@ def paper_reference(model: str, path: str | Path | None = None) -> dict[str, Any
 
 
 def _load(path: Path) -> dict[str, Profile]:
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise LabInputError(f"{path}: profiles file not found") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise LabInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
-    return parse_profiles(raw, source=str(path))
+    return parse_profiles(read_yaml(path, "profiles file"), source=str(path))
 
 
 def parse_profiles(raw: Any, source: str = "<profiles>") -> dict[str, Profile]:
@@ -266,7 +257,7 @@ def parse_profiles(raw: Any, source: str = "<profiles>") -> dict[str, Profile]:
     try:
         doc = ProfileFile.model_validate(raw)
     except ValidationError as exc:
-        raise LabInputError(f"{source}: {_first_error(exc)}") from None
+        raise LabInputError(f"{source}: {first_error(exc)}") from None
     profiles: dict[str, Profile] = {}
     for name, entry in doc.profiles.items():
         if not isinstance(entry, dict):
@@ -275,16 +266,8 @@ def parse_profiles(raw: Any, source: str = "<profiles>") -> dict[str, Profile]:
         try:
             profiles[name] = Profile.model_validate(entry)
         except ValidationError as exc:
-            raise LabInputError(f"{source}: profiles.{name}.{_first_error(exc)}") from None
+            raise LabInputError(f"{source}: profiles.{name}.{first_error(exc)}") from None
     return profiles
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-    value = err.get("input")
-    shown = f" (got {value!r})" if not isinstance(value, (dict, list)) and value is not None else ""
-    return f"{loc}: {err['msg']}{shown}"
 
 
 @lru_cache(maxsize=1)

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
 from lab.tools.base import Observation, ToolContext, validate_arguments
 from lab.toolspec import ToolSpec
@@ -207,9 +207,7 @@ class LocalLLMTool:
         try:
             self.backend = LocalBackend.model_validate(spec.backend)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise LabInputError(f"tool '{spec.name}': backend.{loc}: {err['msg']}") from None
+            raise LabInputError(f"tool '{spec.name}': backend.{first_error(exc)}") from None
         if self.backend.path is None:
             self.path = smollm2_gguf_path()
             default_id = SMOLLM2_MODEL_ID

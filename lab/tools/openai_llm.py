@@ -32,7 +32,7 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
 from lab.tools.base import Observation, ToolContext, validate_arguments
 from lab.toolspec import ToolSpec
@@ -80,9 +80,7 @@ class OpenAIChatTool:
         try:
             self.backend = OpenAIBackend.model_validate(spec.backend)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise LabInputError(f"tool '{spec.name}': backend.{loc}: {err['msg']}") from None
+            raise LabInputError(f"tool '{spec.name}': backend.{first_error(exc)}") from None
         key = os.environ.get(self.backend.api_key_env, "") if self.backend.api_key_env else ""
         if self.backend.api_key_env and not key:
             logger.info("tool '%s': $%s is not set; using '%s'", spec.name, self.backend.api_key_env, NO_KEY)

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 
-from lab.errors import LabInputError
+from lab.errors import LabInputError, read_yaml
 from lab.tools.base import Tool
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec, Toolkit
 
@@ -48,13 +48,7 @@ def load_toolkit(name_or_path: str, pricing: str = "default", console: Console |
 def _read(name_or_path: str) -> tuple[str, Any]:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml"):
-        try:
-            return str(path), yaml.safe_load(path.read_text())
-        except FileNotFoundError:
-            raise LabInputError(f"{path}: toolkit file not found") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise LabInputError(f"{path}:{f' line {mark.line + 1}' if mark else ''} malformed YAML") from None
+        return str(path), read_yaml(path, "toolkit file")
     if name_or_path not in toolkit_names():
         raise LabInputError(f"--toolkit '{name_or_path}': no such toolkit (known: {', '.join(toolkit_names())}; or a .yaml path)")
     text = resources.files("lab").joinpath(f"data/toolkits/{name_or_path}.yaml").read_text()
