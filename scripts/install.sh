@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-quiet=(-q --disable-pip-version-check)
+quiet=(-q --disable-pip-version-check --root-user-action=ignore)
 
 if ! "$PY" -c "import torch" 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1; then
