@@ -241,7 +241,8 @@ def group_advantages(
     if std_threshold == 0:
         keep_group &= std > 0                                   # never divide by a zero std
     keep = keep_group[inverse]
-    A = np.divide(centred, std[inverse], out=np.zeros_like(x), where=keep)
+    with np.errstate(invalid="ignore", divide="ignore"):  # masked lanes may still be evaluated by SIMD loops
+        A = np.divide(centred, std[inverse], out=np.zeros_like(x), where=keep)
     return A, keep
 
 

@@ -39,6 +39,7 @@ from lab.pricing import PriceTable
 from lab.sim.profiles import Profile, get_profile
 from lab.tools.base import Observation, ToolContext, validate_arguments
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
+from lab.world.task import WorldTask
 
 SIM_PREFIX = "sim:"
 _SYLLABLES = ("ka", "ren", "vo", "li", "mar", "del", "to", "sen", "bra", "qui", "no", "vel", "dor", "an", "is")
@@ -48,8 +49,9 @@ CODE_REQUEST_RE = re.compile(r"\bwrite (?:a |the )?python (?:program|script|code
 #: How often a model states high confidence when right / when wrong (assumption, see `_confidence`).
 CONFIDENT_WHEN_RIGHT = 0.85
 CONFIDENT_WHEN_WRONG = 0.40
-#: Reply without a task: says what it is and carries no answer line, so no grader can score it.
-_NO_TASK_REPLY = "No task is attached to this call; a simulated model can only reply in general terms here."
+#: Reply without an offline-world task: says what it is and carries no answer line, so no grader can score it.
+_NO_TASK_REPLY = ("No offline-world task is attached to this call; a simulated model can only reply in general "
+                  "terms here (use real model tools for real benchmarks).")
 
 
 def estimate_tokens(text: str) -> int:
@@ -112,7 +114,7 @@ class SimModel:
         context = context or ToolContext()
         rng = random.Random(call_seed(context.seed, context.task_id, self.spec.name, prompt))
         task = context.task
-        if task is None:
+        if not isinstance(task, WorldTask):  # a simulated model only knows the offline world's answers
             text, meta = f"{self.label} {_NO_TASK_REPLY}", {}
         else:
             text, meta = self._answer(task, prompt, rng)
