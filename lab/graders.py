@@ -45,7 +45,9 @@ def _verdict(ok: bool, detail: str) -> GradeResult:
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation) | {"\u2018", "\u2019", "\u201c", "\u201d", "\u2013", "\u2014"}
-_FINAL = re.compile(r"\b(?:final answer|answer)\b\s*(?:is)?\s*[:=]?\s*(.+)$", re.IGNORECASE | re.DOTALL)
+#: "answer is", "answer:", "answer =", "final answer (is)": a bare "answer" ("the answer depends on n")
+#: does not mark where the answer starts.
+_MARKER = re.compile(r"\b(?:final answer\s*(?:is\b|[:=])?|answer\s*(?:is\b|[:=]))\s*(?=\S)", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 
 
@@ -68,8 +70,9 @@ def _final(text: Any) -> tuple[str, bool]:
     boxed = _BOXED.findall(text)
     if boxed:
         return boxed[-1], True
-    match = _FINAL.search(text)
-    return (match.group(1).strip(), True) if match else (text, False)
+    # the last marker wins: "the answer depends on n ... so the final answer is 7" states 7
+    markers = list(_MARKER.finditer(text))
+    return (text[markers[-1].end():].strip(), True) if markers else (text, False)
 
 
 def exact_match(answer: Any, reference: Any) -> GradeResult:
@@ -78,8 +81,11 @@ def exact_match(answer: Any, reference: Any) -> GradeResult:
     if got == ref:
         return _verdict(True, "exact match")
     # A short answer that contains the whole reference ("Velmar, in the north") is accepted; a long one
-    # is not, so listing many candidates cannot game the grader.
-    if ref and f" {ref} " in f" {got} " and len(got.split()) <= len(ref.split()) + 4:
+    # is not, and neither is a hedge or a negation ("Velmar or Tarn", "not Velmar"), so listing
+    # candidates cannot game the grader.
+    words = set(got.split())
+    if (ref and f" {ref} " in f" {got} " and len(got.split()) <= len(ref.split()) + 4
+            and not words & {"or", "not", "nor", "either", "neither"} - set(ref.split())):
         return _verdict(True, "reference contained in a short answer")
     return _verdict(False, f"expected '{reference}', got '{final_part(answer)[:80]}'")
 
@@ -140,10 +146,10 @@ def numeric_match(answer: Any, reference: Any, tolerance: float = 0.0) -> GradeR
 # ---- multiple choice -------------------------------------------------------------------------------
 
 _LETTER_PATTERNS = [
-    re.compile(r"(?i:answer)\s*(?i:is)?\s*[:=]?\s*\(?([A-H])\)?(?![A-Za-z])"),
-    re.compile(r"(?i:answer)\s*(?i:is)?\s*[:=]?\s*\(?([a-h])\)?\s*\.?\s*$"),  # "answer: c" at the very end
-    re.compile(r"\(([A-H])\)"),
-    re.compile(r"^\s*([A-H])\s*(?:[.):]|$)"),
+    re.compile(r"(?i:answer)\s*(?i:is)?\s*[:=]?\s*\(?([A-Z])\)?(?![A-Za-z])"),
+    re.compile(r"(?i:answer)\s*(?i:is)?\s*[:=]?\s*\(?([a-z])\)?\s*\.?\s*$"),  # "answer: c" at the very end
+    re.compile(r"\(([A-Z])\)"),
+    re.compile(r"^\s*([A-Z])\s*(?:[.):]|$)"),
 ]
 
 
@@ -161,7 +167,7 @@ def extract_choice(text: Any, choices: list[str] | None = None) -> str | None:
         norm = normalize_answer(final_part(text))
         for i, option in enumerate(choices):
             if norm == normalize_answer(option):
-                return "ABCDEFGH"[i]
+                return string.ascii_uppercase[i] if i < 26 else None
     return None
 
 

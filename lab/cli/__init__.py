@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+import click
 import typer
 from rich.console import Console
 
@@ -21,6 +22,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err_console = Console(stderr=True)
+
+# typer vendors its own click; usage errors are instances of that copy's ClickException.
+try:
+    from typer._click.exceptions import ClickException as _TyperClickException
+except ImportError:  # typer that uses the installed click
+    _TyperClickException = None  # type: ignore[assignment,misc]
+
+_USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
+    e for e in (click.ClickException, _TyperClickException) if e is not None
+)
 
 
 def _register() -> None:
@@ -39,15 +50,11 @@ def main() -> None:
     except LabInputError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except _USAGE_ERRORS as exc:  # unknown option, missing argument, bad value type
+        err_console.print(f"[bold red]error:[/] {exc.format_message()} (see --help)", highlight=False, soft_wrap=True)
+        sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors come through here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise

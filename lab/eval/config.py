@@ -55,10 +55,11 @@ class EvalConfig(BaseModel):
         prefs: list[str | None] = list(self.preferences) or [None]
         return [(p, t) for p in prefs for t in self.max_turns]
 
-    def run_id(self, preference: str | None, max_turns: int) -> str:
-        """Stable id: the same command (same tasks, tools, policy, seed) resumes the same run."""
+    def run_id(self, preference: str | None, max_turns: int, toolkit_json: str = "") -> str:
+        """Stable id: the same command (same tasks, tools, policy, seed) resumes the same run; an edited
+        toolkit file (`toolkit_json`, the loaded toolkit) starts a new one."""
         identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
-        identity.update(preference=preference, max_turns=max_turns)
+        identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
         return f"{prefix}-{digest}"

@@ -27,7 +27,7 @@ from lab.policies import make_policy
 from lab.preference import Preference
 from lab.records import RunRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
-from lab.store import Store
+from lab.store import Store, queries
 from lab.tools.registry import build_tools, load_toolkit
 
 WRITE_BATCH = 64
@@ -84,12 +84,16 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
 
 
 async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:
-    run_id = config.run_id(preference, max_turns)
+    run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     pref = Preference.parse(preference, toolkit.names) if preference else Preference.default(toolkit.names)
     summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns)
     done = store.completed_keys(run_id)
     pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
     summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
+    if done:  # a resumed run's cap covers what it already spent, and its costs so far are known
+        logged = queries.trajectories_df(store, [run_id]).cost_usd
+        budget.spent += float(logged.sum())
+        budget.largest = max(budget.largest, float(logged.max()))
     store.write_run(RunRecord(
         run_id=run_id, kind="eval", name=config.run_name, benchmark=config.benchmark, orchestrator=policy.name,
         # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports).
@@ -103,13 +107,12 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
         queue.put_nowait(pair)
     results: asyncio.Queue = asyncio.Queue()
     limiter = _RateLimiter(config.rate_limit)
-    status = "finished"
 
     async def worker() -> None:
         while not queue.empty() and not summary.stopped_by_budget:
             task, sample_idx = queue.get_nowait()
-            allowance, held = budget.reserve()
-            if allowance is not None and allowance <= 0:
+            allowance = await budget.acquire()
+            if allowance == 0.0:
                 summary.stopped_by_budget = True
                 break
             await limiter.wait()
@@ -120,29 +123,50 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
             )
             task_tools = source.tools_for(task)
             config_here = rollout_config if allowance is None else rollout_config.model_copy(update={"cost_cap_usd": allowance})
-            result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, config_here)
-            budget.settle(result.trajectory.cost_usd, held)
+            cost = 0.0
+            try:
+                result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, config_here)
+                cost = result.trajectory.cost_usd
+            finally:
+                await budget.release(allowance, cost)
             await results.put(result)
 
     progress = _progress(console)
+    status = "failed"
     with progress:
         bar = progress.add_task(run_id, total=len(pairs), stats="")
         writer = asyncio.create_task(_writer(store, results, summary, progress, bar))
         workers = [asyncio.create_task(worker()) for _ in range(min(config.concurrency, max(1, len(pairs))))]
         try:
-            await asyncio.gather(*workers)
+            # the writer only ends early by failing: then stop spending on rollouts nobody can store
+            await _first_failure(workers, writer)
+            status = "interrupted" if summary.stopped_by_budget else "finished"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
-            for w in workers:
-                w.cancel()
             raise
         finally:
-            await results.put(None)
-            await writer
-            if summary.stopped_by_budget:
-                status = "interrupted"
-            store.finish_run(run_id, status)
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            if not writer.done():
+                await results.put(None)
+            try:
+                await writer
+            finally:
+                store.finish_run(run_id, status)
     return summary
+
+
+async def _first_failure(workers: list[asyncio.Task], writer: asyncio.Task) -> None:
+    """Wait for every worker; raise at once if a worker or the writer fails."""
+    pending = set(workers) | {writer}
+    while pending - {writer}:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for finished in done:
+            if finished.exception() is not None:
+                raise finished.exception()
+            if finished is writer:
+                raise RuntimeError("the trajectory writer stopped before the workers")
 
 
 async def _writer(store: Store, results: asyncio.Queue, summary: RunSummary, progress: Progress, bar: Any) -> None:
@@ -198,33 +222,48 @@ def _token_record(result: RolloutResult):
 
 
 class _Budget:
-    """Stops before the total passes the cap. Each start reserves the largest per-rollout cost seen so
-    far and is refused when spent + reservations would pass the cap; a started rollout is capped at the
-    budget left, so the engine stops it at the end of the turn that reaches the cap."""
+    """Stops before the total passes the cap, whatever the concurrency.
+
+    Each rollout is granted an allowance (the engine stops it at the end of the turn that reaches it)
+    and allowances in flight are reserved against the cap. Until one rollout has finished nothing is
+    known about their cost, so the first runs alone; after that each is granted up to three times the
+    largest rollout cost seen, and none starts when what is left cannot cover one such rollout.
+    """
 
     def __init__(self, cap: float | None) -> None:
         self.cap = cap
         self.spent = 0.0
         self.reserved = 0.0
-        self.estimate = 0.0
+        self.in_flight = 0
+        self.largest = 0.0
+        self.changed = asyncio.Condition()
 
-    def reserve(self) -> tuple[float | None, float]:
-        """(allowance, amount held) for the rollout about to start: allowance None without a cap,
-        <= 0 when it must not start."""
+    async def acquire(self) -> float | None:
+        """The allowance of the rollout about to start: None without a cap, 0.0 for "do not start"."""
         if self.cap is None:
-            return None, 0.0
-        left = self.cap - self.spent - self.reserved
-        if left <= 0 or self.estimate > left:
-            return 0.0, 0.0
-        self.reserved += self.estimate
-        return left, self.estimate
+            return None
+        async with self.changed:
+            while True:
+                left = self.cap - self.spent - self.reserved
+                known = self.largest > 0
+                if left > 1e-12 and (left >= self.largest if known else self.in_flight == 0):
+                    grant = min(left, 3 * self.largest) if known else left
+                    self.reserved += grant
+                    self.in_flight += 1
+                    return grant
+                if self.in_flight == 0:
+                    return 0.0
+                await self.changed.wait()
 
-    def settle(self, cost: float, held: float) -> None:
-        if self.cap is None:
+    async def release(self, allowance: float | None, cost: float) -> None:
+        if allowance is None:
             return
-        self.reserved -= held
-        self.spent += cost
-        self.estimate = max(self.estimate, cost)
+        async with self.changed:
+            self.reserved -= allowance
+            self.in_flight -= 1
+            self.spent += cost
+            self.largest = max(self.largest, cost)
+            self.changed.notify_all()
 
 
 class _RateLimiter:

@@ -112,7 +112,12 @@ async def run_rollout(
             state.stop_reason = f"turn limit {config.max_turns} reached without an answer"
     except Exception as exc:  # a broken policy (e.g. its server is down) ends this rollout, not the run
         error = f"policy failed: {type(exc).__name__}: {exc}"
-    outcome = await grader(task, state.answer, context) if state.answer is not None else 0.0
+    outcome = 0.0
+    if state.answer is not None:
+        try:
+            outcome = await grader(task, state.answer, context)
+        except Exception as exc:  # a grader bug is recorded on the trajectory, not raised into the run
+            error = error or f"grader failed: {type(exc).__name__}: {exc}"
     trajectory = TrajectoryRecord(
         run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step,
         group_id=request.group_id, preference_json=json.dumps(request.preference), outcome=float(outcome),
@@ -150,7 +155,7 @@ async def _apply_turn(
             state.tool_counts[call.name] += 1
         state.cost_usd += obs.cost_usd
         state.steps.append(StepRecord(
-            **key, call_idx=i, kind="format_error" if call.error else "tool", reasoning=parsed.reasoning if i == 0 else "",
+            **key, call_idx=i, kind="format_error" if malformed else "tool", reasoning=parsed.reasoning if i == 0 else "",
             tool_name=call.name, model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str),
             observation=obs.text, input_tokens=obs.input_tokens, output_tokens=obs.output_tokens,
             cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,

@@ -81,7 +81,9 @@ def _parse_call(payload: str, closed: bool = True) -> ToolCall:
 
 
 def _parse_native(call: dict[str, Any]) -> ToolCall:
-    function = call.get("function", call) if isinstance(call, dict) else {}
+    function = call.get("function", call) if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        return ToolCall(raw=json.dumps(call, default=str), error="native tool call has no 'function' object")
     raw = json.dumps(function, default=str)
     arguments = function.get("arguments", {})
     if isinstance(arguments, str):

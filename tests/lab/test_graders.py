@@ -117,3 +117,20 @@ def test_verdict_parsing():
     assert parse_verdict("yes").correct
     assert not parse_verdict("No, different entity.").correct
     assert not parse_verdict("I cannot tell").correct
+
+
+def test_hedges_and_negations_are_not_exact_matches():
+    assert exact_match("Velmar, in the north", "Velmar").correct
+    assert not exact_match("Velmar or Tarn or Kessa", "Velmar").correct
+    assert not exact_match("not Velmar", "Velmar").correct
+
+
+def test_the_last_answer_marker_states_the_answer():
+    assert numeric_match("the answer is 5; on reflection the final answer is 7", 7).correct
+    assert numeric_match("The answer depends on n; with n = 3 we get 42", 42).correct
+
+
+def test_choices_beyond_h_are_read():
+    assert extract_choice("The answer is J") == "J"
+    options = [f"option {i}" for i in range(11)]
+    assert extract_choice("option 10", options) == "K"

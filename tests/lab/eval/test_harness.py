@@ -71,16 +71,20 @@ def test_a_finished_run_is_not_run_again(tmp_path: Path, world):
     assert len(queries.trajectories_df(store)) == 12
 
 
-def test_budget_guard_stops_before_the_cap(tmp_path: Path, world):
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_budget_guard_stops_before_the_cap(tmp_path: Path, world, concurrency: int):
     store = Store(tmp_path / "b.duckdb")
     config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=60,
-                        budget_usd=0.05, concurrency=1)
+                        budget_usd=0.05, concurrency=concurrency)
     (summary,) = run_eval(config, store)
     trajs = queries.trajectories_df(store)
     steps = queries.steps_df(store, summary.run_id)
-    assert summary.stopped_by_budget and len(trajs) < 60
-    assert trajs.cost_usd.sum() <= 0.05 + steps.cost_usd.max()  # at most the call that reached the cap
+    assert summary.stopped_by_budget and 0 < len(trajs) < 60
+    # each rollout in flight may finish the one call that reaches its allowance, nothing more
+    assert trajs.cost_usd.sum() <= 0.05 + concurrency * steps.cost_usd.max()
     assert queries.run(store, summary.run_id).status == "interrupted"
+    (resumed,) = run_eval(config, store)  # the cap covers what the run already spent
+    assert resumed.trajectories == 0 and resumed.stopped_by_budget
 
 
 def test_preferences_and_turn_budgets_make_one_run_each(tmp_path: Path, world):
@@ -110,3 +114,12 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
         assert result.returncode == 2, (args, result.stderr)
         assert message in result.stderr, (args, result.stderr)
     assert len(queries.trajectories_df(Store(tmp_path / "x.duckdb"))) == 0
+
+
+def test_a_policy_that_cannot_start_fails_the_run_with_one_line(tmp_path: Path, world):
+    db = tmp_path / "f.duckdb"
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "3", "--orchestrator", "hf:/no/such/model", "--db", str(db)),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "hf: model not found: /no/such/model" in result.stderr
+    runs = queries.runs_df(Store(db))
+    assert list(runs.status) == ["failed"]

@@ -105,8 +105,8 @@ def test_malformed_calls_are_format_errors_the_model_can_recover_from():
     result = rollout(policy, [Echo("a")])
     kinds = [(s.kind, s.error) for s in result.steps]
     assert kinds[0][0] == "format_error" and "not valid JSON" in kinds[0][1]
-    assert kinds[1] == ("tool", "unknown tool 'nope' (available: a)")
-    assert kinds[2] == ("tool", "tool 'a': argument 'text' must be string, got integer")
+    assert kinds[1] == ("format_error", "unknown tool 'nope' (available: a)")
+    assert kinds[2] == ("format_error", "tool 'a': argument 'text' must be string, got integer")
     assert result.trajectory.outcome == 1.0 and not result.trajectory.format_ok
     assert json.loads(result.trajectory.tool_counts_json) == {"a": 1}  # the bad-args call is counted
     assert "argument 'text' must be string" in policy.seen[3][-1]["content"]  # shown to the model
@@ -133,7 +133,7 @@ def test_calls_beyond_the_per_turn_limit_are_not_run():
     a = Echo("a")
     text = "".join(format_tool_call("a", {"text": str(i)}) for i in range(4))
     result = rollout(Turns(text, "<answer>42</answer>"), [a], RolloutConfig(max_calls_per_turn=2))
-    errors = [s.error for s in result.steps if s.kind == "tool"]
+    errors = [s.error for s in result.steps if s.tool_name == "a"]
     assert errors[:2] == [None, None] and all("more than 2 tool calls" in e for e in errors[2:])
     assert not result.trajectory.format_ok
 
@@ -154,3 +154,12 @@ def test_a_policy_that_raises_ends_only_its_rollout():
     result = rollout(Down(), [Echo("a")])
     assert result.trajectory.error == "policy failed: ConnectionError: endpoint unreachable"
     assert result.trajectory.outcome == 0.0
+
+
+def test_a_grader_that_raises_is_recorded_on_the_trajectory():
+    async def broken(task, answer, context):
+        raise KeyError("reference")
+
+    request = RolloutRequest(run_id="r", task=Task())
+    result = asyncio.run(run_rollout(Turns("<answer>42</answer>"), {}, request, broken))
+    assert result.trajectory.error == "grader failed: KeyError: 'reference'" and result.trajectory.outcome == 0.0
