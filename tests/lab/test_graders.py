@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 
 from lab.graders import (
     LLMJudge,
+    exact_match,
     extract_choice,
     grade,
     grade_async,
     normalize_answer,
+    numeric_match,
     parse_exact,
     parse_number,
     parse_verdict,
