@@ -2,7 +2,7 @@
 
 Why records and tables share one shape: the harness, the trainer, the notebooks and the app all read
 and write the same rows, and a field added here without a migration fails loudly in tests.
-Do not reorder fields: the store inserts them positionally.
+Do not reorder fields: tables and records must list the same columns in the same order (a test checks).
 """
 
 from __future__ import annotations

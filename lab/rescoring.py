@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from lab.errors import LabInputError
 from lab.preference import Preference
 from lab.pricing import PriceTable
 from lab.records import ScoreRecord, ScoringRecord
-from lab.reward import feature_matrix, group_advantages, preference_rewards
+from lab.reward import STD_THRESHOLD, rescore
 from lab.store import Store, queries
 
 
@@ -30,45 +31,49 @@ class RescoreResult:
     scoring: ScoringRecord
     scores: list[ScoreRecord]
     logged_reward_mean: float | None
-    n_groups: int
+    groups: list[str]
 
     def summary(self) -> dict[str, Any]:
         rewards = np.array([s.reward for s in self.scores], dtype=float)
-        groups_kept = len({(s.task_id, s.train_step) for s in self.scores if s.keep})
         return {
             "scoring_id": self.scoring.scoring_id,
             "run_id": self.scoring.run_id,
             "preference": json.loads(self.scoring.preference_json),
             "trajectories": len(self.scores),
-            "groups": self.n_groups,
-            "groups_kept": groups_kept,
+            "groups": len(set(self.groups)),
+            "groups_kept": len({g for g, s in zip(self.groups, self.scores) if s.keep}),
             "reward_mean": float(rewards.mean()) if len(rewards) else None,
             "reward_mean_logged": self.logged_reward_mean,
             "solved": int(sum(1 for s in self.scores if s.reward > 0)),
         }
 
 
-def run_tools(store: Store, run_id: str) -> list[str]:
-    """Tool names of a run, in its toolkit's order (the first n reward columns)."""
-    run = queries.run(store, run_id)
-    toolkit = json.loads(run.toolkit_json or "{}")
-    return [t["name"] for t in toolkit.get("tools", [])]
+def feature_tools(toolkit_tools: Sequence[str], tool_counts_json: Iterable[str]) -> list[str]:
+    """Reward columns of logged trajectories: the toolkit's tools in order, then any other tool a
+    trajectory counted (benchmark tools such as tau2 domain functions), sorted."""
+    names = list(dict.fromkeys(toolkit_tools))
+    counted: set[str] = set()
+    for text in set(tool_counts_json):
+        counted.update(json.loads(text or "{}"))
+    return names + sorted(counted - set(names))
 
 
-def rescore_run(store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = 0.1) -> RescoreResult:
+def rescore_run(
+    store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = STD_THRESHOLD
+) -> RescoreResult:
     """Score every trajectory of a run under `preference` and store it as a new scoring."""
-    tools = run_tools(store, run_id)
-    pref = Preference.parse(preference, tools) if isinstance(preference, str) else Preference.from_dict(preference, tools)
+    run = queries.run(store, run_id)
     trajs = queries.trajectories_df(store, [run_id])
     if trajs.empty:
         raise LabInputError(f"run '{run_id}' has no trajectories to rescore")
-    M = feature_matrix(
-        [json.loads(c) for c in trajs.tool_counts_json],
-        trajs.outcome.to_numpy(float), trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools,
-    )  # (B, n_tools + 3)
+    toolkit_tools = [t["name"] for t in json.loads(run.toolkit_json or "{}").get("tools", [])]
+    tools = feature_tools(toolkit_tools, trajs.tool_counts_json.fillna("{}"))
+    pref = Preference.parse(preference, tools) if isinstance(preference, str) else Preference.from_dict(preference, tools)
     groups = _group_labels(trajs)
-    rewards = preference_rewards(M, pref.vector, groups)
-    advantages, keep = group_advantages(rewards, groups, std_threshold=std_threshold)
+    rewards, advantages, keep = rescore(
+        [json.loads(c) for c in trajs.tool_counts_json], trajs.outcome.to_numpy(float), trajs.cost_usd.to_numpy(float),
+        trajs.latency_s.to_numpy(float), tools, pref, groups, std_threshold=std_threshold,
+    )
     scoring = ScoringRecord(
         scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id,
         preference_json=json.dumps(pref.as_dict()), note=f"std_threshold={std_threshold}",
@@ -80,7 +85,7 @@ def rescore_run(store: Store, run_id: str, preference: str | dict[str, float], s
     ]
     store.write_scoring(scoring, scores)
     logged = trajs.reward.dropna()
-    return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, len(set(groups)))
+    return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, groups)
 
 
 def _group_labels(trajs: pd.DataFrame) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from lab.cli import app
-from lab.cli.options import DbOption, console
+from lab.cli.options import DbOption, console, write_text
 from lab.sim.calibrate import PRIOR_STRENGTH, fit_profile, profile_to_yaml
 from lab.sim.profiles import find_profile_for, get_profile
 
@@ -43,5 +43,5 @@ def calibrate(
         model, prior=base, prior_strength=prior_strength,
     )
     out = out or Path(f"sim_profile_{profile.name}.yaml")
-    out.write_text(profile_to_yaml(profile))
+    write_text(out, profile_to_yaml(profile), "--out")
     console.print(f"wrote profile '{profile.name}' ({profile.calibration_source}) to {out}")

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from lab.cli import app
-from lab.cli.options import DbOption, console
+from lab.cli.options import DbOption, console, write_text
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.report.api import load_report
@@ -38,13 +38,13 @@ def demo(
     progress.print("[bold]Orchestra Lab demo[/]: offline world, simulated models (sim:*) priced at real list prices")
     run_ids = []
     for orchestrator in DEMO_ORCHESTRATORS:
-        config = EvalConfig(benchmark="world", split="test", orchestrator=orchestrator, limit=limit, run_name=f"demo-{orchestrator.split(':')[1]}")
+        config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, limit=limit, run_name=f"demo-{orchestrator.split(':')[1]}")
         (summary,) = run_eval(config, store, progress)
         run_ids.append(summary.run_id)
     report = load_report(store, run_ids)
     print_report(report, console)
     if html is not None:
-        html.write_text(figures_html(report.figures(), title="Orchestra Lab demo (simulated models)"))
+        write_text(html, figures_html(report.figures(), title="Orchestra Lab demo (simulated models)"), "--html")
         console.print(f"figures: {html.resolve()}")
     console.print(f"store: {store.path}  -  next: orchestra rescore {run_ids[0]} --preference outcome=1,latency=1 "
                   f"| orchestra reprice {run_ids[1]} --pricing deepinfra")

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lab.cli import app
-from lab.cli.options import JsonOption, print_json
+from lab.cli.options import JsonOption, print_json, write_text
 from lab.describe import describe_tool
 from lab.errors import LabInputError
 from lab.graders import grade
@@ -52,7 +52,7 @@ def describe_tools(
     results = asyncio.run(run_all())
     payload = [r.model_dump() for r in results]
     if out:
-        out.write_text(json.dumps(payload, indent=2))
+        write_text(out, json.dumps(payload, indent=2), "--out")
     if as_json:
         print_json(payload)
         return

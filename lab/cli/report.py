@@ -16,7 +16,7 @@ from typing import Optional
 import typer
 
 from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, console, print_json
+from lab.cli.options import DbOption, JsonOption, console, print_json, write_text
 from lab.errors import LabInputError
 from lab.report.api import load_report
 from lab.report.figures import figures_html
@@ -46,10 +46,7 @@ def report(
     result = load_report(store, run_ids, pricing=pricing, preference=preference, weak=weak, strong=strong,
                          n_resamples=resamples, seed=seed)
     if html is not None:
-        try:
-            html.write_text(figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"))
-        except OSError as exc:
-            raise LabInputError(f"--html {html}: cannot write ({exc.strerror})") from None
+        write_text(html, figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"), "--html")
     if as_json:
         print_json(result.to_dict())
         return

@@ -14,7 +14,9 @@ from rich.table import Table
 
 from lab.cli import app
 from lab.cli.options import DbOption, JsonOption, console, print_json
+from lab.errors import LabInputError
 from lab.pricing import PriceTable
+from lab.reward import STD_THRESHOLD
 from lab.rescoring import reprice_steps, rescore_run
 from lab.store import Store, queries, resolve_db_path
 
@@ -46,13 +48,15 @@ def runs(db: Optional[str] = DbOption, as_json: bool = JsonOption) -> None:
 def rescore(
     run_id: str = typer.Argument(..., help="Run to rescore."),
     preference: str = typer.Option(..., "--preference", "-p", help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
-    std_threshold: float = typer.Option(0.1, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
+    std_threshold: float = typer.Option(STD_THRESHOLD, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
     db: Optional[str] = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Rewards of a logged run under another preference vector, stored as a new scoring (nothing overwritten)."""
     store = Store(resolve_db_path(db))
-    result = rescore_run(store, run_id, preference)
+    if std_threshold < 0:
+        raise LabInputError(f"--std-threshold must be >= 0, got {std_threshold}")
+    result = rescore_run(store, run_id, preference, std_threshold=std_threshold)
     if as_json:
         print_json(result.summary())
         return

@@ -142,12 +142,13 @@ def gather_evidence(task: Any, specs: list[ToolSpec], coder: ToolSpec | None = N
     return evidence
 
 
-def act_on_plan(plan_reply: str) -> Generator[str, list[str], None]:
-    """Carry out a model's JSON action plan with the domain tools, one call per turn."""
-    plan = _json_list(plan_reply)
+def act_on_plan(plan_reply: str, specs: list[ToolSpec]) -> Generator[str, list[str], None]:
+    """Carry out a model's JSON action plan (its answer) with the domain tools, one call per turn;
+    steps naming a tool the orchestrator does not have are skipped, as an orchestrator would."""
+    plan = _json_list(extract_answer(plan_reply) or plan_reply)
     for step in plan:
-        if isinstance(step, dict) and isinstance(step.get("name"), str):
-            yield call(step["name"], **(step.get("arguments") or {}))
+        if isinstance(step, dict) and isinstance(step.get("name"), str) and has_tool(specs, step["name"]):
+            yield format_tool_call(step["name"], step.get("arguments") or {})
 
 
 def _json_list(text: str) -> list[Any]:
@@ -169,7 +170,7 @@ def solve_with(task: Any, specs: list[ToolSpec], models: list[ToolSpec], escalat
             (reply,) = yield call(model.name, prompt=f"{task.question}\n\nReply with the JSON list of actions to take.")
             if not escalate or confident(reply):
                 break
-        yield from act_on_plan(reply)
+        yield from act_on_plan(reply, specs)
         yield answer("done")
         return
     evidence = yield from gather_evidence(task, specs)

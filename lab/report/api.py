@@ -25,6 +25,7 @@ from lab.preference import Preference
 from lab.pricing import PriceTable
 from lab.records import RunRecord
 from lab.report import metrics
+from lab import rescoring
 from lab.rescoring import reprice_steps
 from lab.store import Store, queries
 
@@ -114,7 +115,7 @@ def load_report(
     accuracy = metrics.accuracy_table(trajs, run_ids, n_resamples, seed)
     costs = metrics.cost_latency_table(trajs, run_ids)
     bias = metrics.delegation_bias(tool_calls, tools, run_info, run_ids)
-    feature_tools = _feature_tools(tools, trajs)
+    feature_tools = rescoring.feature_tools(tools.tool_name, trajs.tool_counts_json.dropna())
     P, p_source = _preference(trajs, feature_tools, preference)
     pareto = metrics.pareto_points(accuracy, costs)
     reprice = _reprice(store, trajs, run_ids, pricing) if pricing else pd.DataFrame(
@@ -170,16 +171,6 @@ def tools_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
                          bool(tool.get("simulated", False) or tool["name"].startswith("sim:"))])
     return pd.DataFrame(rows, columns=["run_id", "tool_name", "category", "model", "input_per_mtok",
                                        "output_per_mtok", "simulated"])
-
-
-def _feature_tools(tools: pd.DataFrame, trajs: pd.DataFrame) -> list[str]:
-    """Reward columns shared by all compared runs: toolkit tools in order of appearance, then any other
-    tool a trajectory counted (benchmark tools such as tau2 domain functions), sorted."""
-    names = list(dict.fromkeys(tools.tool_name))
-    counted = set()
-    for text in trajs.tool_counts_json.dropna().unique():
-        counted.update(json.loads(text or "{}"))
-    return names + sorted(counted - set(names))
 
 
 def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None) -> tuple[Preference, str]:

@@ -13,7 +13,7 @@ from lab.store import Store, queries
 
 
 def run_summaries(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """One row per run: trajectories, accuracy, mean cost and latency per task, status."""
+    """One row per run: trajectories, mean outcome, mean cost and latency per rollout, status."""
     df = queries.runs_summary_df(store)
     df = df[df.run_id.isin(list(run_ids))].set_index("run_id").reindex(list(run_ids)).reset_index()
     return df[["run_id", "orchestrator", "benchmark", "status", "trajectories", "accuracy", "cost_usd", "latency_s"]]
@@ -22,7 +22,7 @@ def run_summaries(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
 def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: Console) -> None:
     out = Table(title="evaluation")
     for column, justify in (("run_id", "left"), ("status", "left"), ("trajectories", "right"), ("new", "right"),
-                            ("accuracy", "right"), ("cost $/task", "right"), ("latency s/task", "right")):
+                            ("accuracy", "right"), ("cost $/rollout", "right"), ("latency s/rollout", "right")):
         out.add_column(column, justify=justify)
     for row, summary in zip(table.itertuples(), summaries):
         n = int(row.trajectories or 0)

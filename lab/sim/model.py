@@ -35,6 +35,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lab.graders import grade
 from lab.pricing import PriceTable
 from lab.sim.profiles import Profile, get_profile
 from lab.tools.base import Observation, ToolContext, validate_arguments
@@ -145,7 +146,7 @@ class SimModel:
         evidence = bool(task.evidence) and task.evidence_present(prompt)
         p = self.profile.p_correct(task.domain, task.family, task.difficulty, evidence)
         correct = rng.random() < p
-        value = task.answer if correct else wrong_answer(task, rng)
+        value = task.answer if correct else graded_wrong_answer(task, rng)
         meta = {"sim_correct": correct, "p_correct": p, "evidence_present": evidence}
         text = f"{self.label} {_confidence(correct, rng)}\nANSWER: {format_answer(value, task.answer_type)}"
         return text, meta
@@ -187,6 +188,19 @@ def format_answer(value: Any, answer_type: str) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def graded_wrong_answer(task: Any, rng: random.Random, attempts: int = 8) -> Any:
+    """A wrong answer the task's own grader rejects (a distractor can contain the reference, a perturbed
+    number can round back onto it); action plans are judged by the shop, so they are returned as made."""
+    value = wrong_answer(task, rng)
+    if task.answer_type == "actions":
+        return value
+    for _ in range(attempts):
+        if not grade(task, f"ANSWER: {format_answer(value, task.answer_type)}").correct:
+            return value
+        value = wrong_answer(task, rng)
+    return _fake_name(str(task.answer), rng)
 
 
 def wrong_answer(task: Any, rng: random.Random) -> Any:

@@ -9,7 +9,7 @@ torch weights (~0.5 GB in memory). Any local Hugging Face model directory works 
       description: A tiny local model, free and weak.
       category: generalist
       parameters: {type: object, properties: {prompt: {type: string}}, required: [prompt]}
-      backend: {kind: local, max_new_tokens: 128}
+      backend: {kind: local_llm, max_new_tokens: 128}
 
 The first load of a GGUF file dequantises it (~25 s of CPU for SmolLM2) and keeps a float32
 safetensors copy under `$ORCHESTRA_CACHE/models` (default ~/.cache/orchestra-lab), so later processes
@@ -60,7 +60,7 @@ class LocalBackend(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field("local", description="Backend kind; the registry dispatches on it.")
+    kind: str = Field("local_llm", description="Backend kind; the registry dispatches on it.")
     path: str | None = Field(None, description="A .gguf file or a Hugging Face model directory; None -> SmolLM2.")
     model_id: str | None = Field(None, description="Id recorded on observations; default from spec.model or path.")
     max_new_tokens: int = Field(256, gt=0, description="Generation limit per call.")

@@ -58,6 +58,8 @@ def _read(name_or_path: str) -> tuple[str, Any]:
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
     """The entry over its kind's default spec; None when the tool cannot be offered here."""
     backend = entry.get("backend") or {}
+    if not isinstance(backend, dict):
+        raise LabInputError(f"{source}: tools[{index}].backend: must be a mapping with a 'kind', got {backend!r}")
     kind = backend.get("kind")
     if kind not in KINDS:
         raise LabInputError(f"{source}: tools[{index}].backend.kind: expected one of {', '.join(KINDS)}, got {kind!r}")
@@ -66,12 +68,12 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
 
         if not web_search_available():
             return None
-    default = _default_spec(kind, backend, pricing)
+    default = _default_spec(kind, backend, pricing, str(entry.get("name", "")))
     base = default.model_dump(exclude={"backend"}) if default else {"parameters": LLM_TOOL_PARAMETERS}
     return {**base, **{k: v for k, v in entry.items() if k != "backend"}, "backend": {**(default.backend if default else {}), **backend}}
 
 
-def _default_spec(kind: str, backend: dict[str, Any], pricing: str) -> ToolSpec | None:
+def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -> ToolSpec | None:
     if kind == "local_search":
         from lab.tools.local_search import default_local_search_spec
 
@@ -79,7 +81,7 @@ def _default_spec(kind: str, backend: dict[str, Any], pricing: str) -> ToolSpec 
     if kind == "web_search":
         from lab.tools.web_search import default_web_search_spec
 
-        return default_web_search_spec()
+        return default_web_search_spec(backend.get("search_depth", "basic"))
     if kind == "code_interpreter":
         from lab.tools.code_interpreter import DEFAULT_SPEC
 
@@ -88,7 +90,7 @@ def _default_spec(kind: str, backend: dict[str, Any], pricing: str) -> ToolSpec 
         from lab.sim.model import sim_spec
         from lab.sim.profiles import get_profile
 
-        return sim_spec(get_profile(str(backend.get("profile", ""))), pricing=pricing)
+        return sim_spec(get_profile(str(backend.get("profile") or name.removeprefix("sim:"))), pricing=pricing)
     return None  # openai / local_llm entries spell out their own spec
 
 
@@ -116,9 +118,13 @@ def _build(spec: ToolSpec) -> Tool:
 
         return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec, top_k=int(spec.backend.get("top_k", 5)))
     if kind == "web_search":
-        from lab.tools.web_search import WebSearch
+        from lab.tools.web_search import web_search_or_none
 
-        return WebSearch(spec=spec)
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "max_results", "search_depth", "include_answer")}
+        tool, message = web_search_or_none(spec, **options)
+        if tool is None:
+            raise LabInputError(f"tool '{spec.name}': {message}")
+        return tool
     if kind == "code_interpreter":
         from lab.tools.code_interpreter import CodeInterpreter
 

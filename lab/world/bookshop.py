@@ -193,8 +193,11 @@ def replay(initial_db: dict, actions: list[dict]) -> dict:
     """A fresh copy of `initial_db` after `actions` ({name, arguments}); refused actions change nothing."""
     db = clone(initial_db)
     for action in actions:
+        arguments = action.get("arguments") if isinstance(action, dict) else None
+        if not isinstance(arguments, dict):
+            continue  # a malformed action changes nothing, as a malformed tool call would not run
         try:
-            apply(db, action["name"], dict(action.get("arguments", {})))
-        except (DomainError, KeyError):
+            apply(db, action["name"], dict(arguments))
+        except (DomainError, KeyError, TypeError, AttributeError, ValueError):
             continue  # as in a rollout, a refused call leaves the database as it was
     return db

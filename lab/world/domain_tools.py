@@ -102,20 +102,26 @@ def make_domain_tools(base_db: dict[str, Any]) -> dict[str, BookshopTool]:
     return {name: BookshopTool(name, base_db) for name in OPERATIONS}
 
 
-_EXPECTED: dict[tuple[str, int], dict[str, Any]] = {}
+_EXPECTED: dict[tuple[str, int], tuple[dict[str, Any], dict[str, Any]]] = {}
 
 
 def expected_db(task: Any, initial_db: dict[str, Any]) -> dict[str, Any]:
     """The database a perfect agent leaves behind: golden actions replayed on a fresh copy (cached per
     task and base database: every rollout of a task is graded against the same one)."""
     key = (task.task_id, id(initial_db))
-    if key not in _EXPECTED:
-        _EXPECTED[key] = replay(initial_db, list(task.answer))
-    return _EXPECTED[key]
+    cached = _EXPECTED.get(key)
+    if cached is None or cached[0] is not initial_db:  # the entry keeps its database alive, so ids stay unique
+        cached = _EXPECTED[key] = (initial_db, replay(initial_db, list(task.answer)))
+    return cached[1]
 
 
 def check_db(task: Any, session: DomainSession) -> tuple[bool, str]:
-    """tau2-style outcome check: does the rollout's final database equal the golden one?"""
+    """tau2-style outcome check: the rollout's final database equals the golden one, and it attempted no
+    write the golden plan does not make (a forbidden cancel the shop refused is still a policy breach)."""
+    golden_writes = [(a.get("name"), a.get("arguments")) for a in task.answer if isinstance(a, dict)]
+    for call in session.calls:
+        if OPERATIONS.get(call["name"], (None, False))[1] and (call["name"], call["arguments"]) not in golden_writes:
+            return False, f"attempted a write the task does not call for: {call['name']}"
     want = expected_db(task, session.initial)
     if want == session.db:  # dict equality ignores key order
         return True, "final database matches the golden actions"
@@ -126,7 +132,7 @@ def check_actions(task: Any, actions: list[dict[str, Any]], initial_db: dict[str
     """Check an answer given as an action list (no live session): replay both and compare."""
     if not isinstance(actions, list) or not all(isinstance(a, dict) and "name" in a for a in actions):
         return False, "answer is not a list of {name, arguments} actions"
-    return check_db(task, DomainSession(initial=initial_db, db=replay(initial_db, actions)))
+    return check_db(task, DomainSession(initial=initial_db, db=replay(initial_db, actions), calls=list(actions)))
 
 
 def _differences(want: dict, got: dict) -> list[str]:

@@ -7,6 +7,7 @@ the key facts of each task; a simulated model checks for them in what the orches
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -40,6 +41,18 @@ class WorldTask(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def evidence_present(self, text: str) -> bool:
-        """True when every key fact appears in `text` (case-insensitive)."""
-        low = text.lower()
-        return all(fact.lower() in low for fact in self.evidence)
+        """True when every key fact appears in `text` (case-insensitive) outside the question itself.
+
+        The question does not count (a prompt always carries it, and a small numeric answer such as "3"
+        can occur among its numbers), and a number must stand alone ("3" is not found in "1.35")."""
+        low = text.lower().replace(self.question.lower(), " ")
+        return all(_contains(low, fact.lower()) for fact in self.evidence)
+
+
+_NUMBER_FACT = re.compile(r"[-+]?[\d.,/]+")
+
+
+def _contains(text: str, fact: str) -> bool:
+    if _NUMBER_FACT.fullmatch(fact):
+        return re.search(rf"(?<![\d.]){re.escape(fact)}(?!\.?\d)", text) is not None
+    return fact in text

@@ -17,6 +17,7 @@ from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.testing import OpenAICompatServer
 from lab.tools.registry import build_tools, load_toolkit
+from lab.world.bookshop import OPERATIONS as BOOKSHOP_TOOLS
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +44,15 @@ def run_policy(name: str, source, tools, seed: int = 0):
 def test_every_scripted_baseline_answers_through_the_engine(name, offline):
     source, tools = offline
     results = run_policy(name, source, tools)
-    assert all(r.trajectory.valid_output and r.trajectory.format_ok for r in results)
+    assert all(r.trajectory.valid_output for r in results)
+    # scripts write well-formed calls; only a (simulated) model's wrong action plan may hold bad arguments
+    assert all(r.trajectory.format_ok for r in results if not r.trajectory.task_id.startswith("tau2"))
     assert all(r.trajectory.error is None for r in results)
     assert sum(r.trajectory.outcome for r in results) > 0
     assert any(s.tool_name == "local_search" for r in results for s in r.steps)  # multi-hop tasks search
     assert any(s.tool_name == "code_interpreter" and s.error is None for r in results for s in r.steps)
+    shop = [r for r in results if r.trajectory.task_id.startswith("tau2")]
+    assert shop and any(s.tool_name in BOOKSHOP_TOOLS and s.error is None for r in shop for s in r.steps)  # plans are carried out
 
 
 def test_oracle_is_an_upper_bound_at_lowest_cost(offline):

@@ -109,8 +109,20 @@ def test_golden_actions_pass_and_wrong_actions_fail_for_every_template(shop):
             continue  # a refused request with no other pending order: doing nothing is right
         _run(tools, wrong, bad)
         ok, detail = check_db(task, session_of(bad))
-        assert not ok and "differs" in detail, task.task_id
+        assert not ok and ("differs" in detail or "attempted a write" in detail), task.task_id
         assert not grade(task, "Done.", bad).correct
+
+
+def test_a_forbidden_write_the_shop_refused_still_fails_the_task(shop):
+    tasks, db = shop
+    task = next(t for t in tasks if t.meta["template"] == "refused_cancel")
+    order_id = next(a["arguments"]["order_id"] for a in task.answer if a["name"] == "get_order")
+    context = ToolContext(task_id=task.task_id, task=task)
+    observations = _run(make_domain_tools(db), [*task.answer, {"name": "cancel_order", "arguments": {
+        "order_id": order_id, "reason": "no longer needed"}}], context)
+    assert observations[-1].error  # the shop refused it, so the database is unchanged
+    ok, detail = check_db(task, session_of(context))
+    assert not ok and detail == "attempted a write the task does not call for: cancel_order"
 
 
 def test_action_list_answers_are_replayed_against_the_base_db(shop):
