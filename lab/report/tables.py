@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any, Sequence
 
 import pandas as pd
@@ -48,6 +50,7 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
 def print_report(report: Any, console: Console) -> None:
     """Every table of a `lab.report.api.Report`, in the order a reader asks: how good, how costly,
     how different, how it routed, and at what preference, frontier and price."""
+    name = run_labels(report.run_ids)  # short names in tables; the full ids are listed at the end
     acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
     pref = report.preference.set_index("run_id")
     out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
@@ -55,7 +58,7 @@ def print_report(report: Any, console: Console) -> None:
     orchestrators = report.runs.set_index("run_id").orchestrator
     for run_id in report.run_ids:
         a, c = acc.loc[run_id], costs.loc[run_id]
-        out.add_row(run_id, str(orchestrators.get(run_id, "")), str(int(a.n_tasks)), _num(a.accuracy, "{:.3f}"),
+        out.add_row(name[run_id], str(orchestrators.get(run_id, "")), str(int(a.n_tasks)), _num(a.accuracy, "{:.3f}"),
                     f"[{_num(a.ci_low, '{:.3f}')}, {_num(a.ci_high, '{:.3f}')}]", _num(c.cost_cents_per_task, "{:.3f}"),
                     _num(c.latency_s_per_task, "{:.1f}"), _num(c.total_cost_usd, "{:.4f}"),
                     _num(pref.preference_score.get(run_id), "{:.3f}"))
@@ -67,12 +70,12 @@ def print_report(report: Any, console: Console) -> None:
                      "run A", "run B", "shared", "diff", "95% CI", "p (sign-flip)", "A only / B only", "p (McNemar)")
         for row in report.paired.itertuples():
             discordant = "-" if pd.isna(row.a_only) else f"{int(row.a_only)} / {int(row.b_only)}"
-            out.add_row(row.run_a, row.run_b, str(int(row.n_shared)), _num(row.diff, "{:+.3f}"),
+            out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)), _num(row.diff, "{:+.3f}"),
                         f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]", _num(row.p_value, "{:.4f}"),
                         discordant, _num(row.mcnemar_p, "{:.4f}"))
         console.print(out)
     if len(report.tool_calls):
-        out = _table("tool calls per task (share of the run's calls)", "tool", *report.run_ids)
+        out = _table("tool calls per task (share of the run's calls)", "tool", *(name[r] for r in report.run_ids))
         calls = report.tool_calls.set_index(["tool_label", "run_id"])
         for label in dict.fromkeys(report.tool_calls.sort_values("tool_name").tool_label):
             cells = []
@@ -85,29 +88,42 @@ def print_report(report: Any, console: Console) -> None:
     router = report.router.set_index("run_id")
     for row in report.bias.itertuples():
         strongest = ", ".join(tool_label(t) for t in row.strongest.split(", ")) if row.strongest else "-"
-        out.add_row(row.run_id, str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
+        out.add_row(name.get(row.run_id, row.run_id), str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
                     "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family, _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
     console.print(out)
     if len(report.router):
-        console.print(f"PGR references: weak {report.router.weak_run.iloc[0]}, strong {report.router.strong_run.iloc[0]}")
+        weak, strong = report.router.weak_run.iloc[0], report.router.strong_run.iloc[0]
+        console.print(f"PGR references: weak {name.get(weak, weak)}, strong {name.get(strong, strong)}")
     frontier = report.pareto[report.pareto.on_frontier].sort_values("cost_cents_per_task")
     auc = report.pareto_auc.iloc[0]
     console.print(f"Pareto frontier (cost ¢/task, accuracy): "
-                  + ", ".join(f"{r.run_id} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
+                  + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
                   + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-{_num(auc.cost_max_cents, '{:.3g}')}¢:"
                   f" {_num(auc.auc, '{:.3f}')}")
     if len(report.turn_budgets):
         out = _table("turn budgets", "curve", "max turns", "run", "accuracy", "cost ¢/task")
         for row in report.turn_budgets.itertuples():
-            out.add_row(row.curve, str(row.max_turns), row.run_id, _num(row.accuracy, "{:.3f}"), _num(row.cost_cents_per_task, "{:.3f}"))
+            out.add_row(row.curve, str(row.max_turns), name.get(row.run_id, row.run_id), _num(row.accuracy, "{:.3f}"), _num(row.cost_cents_per_task, "{:.3f}"))
         console.print(out)
     if len(report.reprice):
         out = _table(f"re-priced under '{report.settings.get('pricing')}'", "run", "logged ¢/task", "repriced ¢/task",
                      "logged $", "repriced $", "change")
         for row in report.reprice.itertuples():
-            out.add_row(row.run_id, _num(row.logged_cents_per_task, "{:.3f}"), _num(row.repriced_cents_per_task, "{:.3f}"),
+            out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"), _num(row.repriced_cents_per_task, "{:.3f}"),
                         _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
         console.print(out)
+    if any(label != run_id for run_id, label in name.items()):
+        console.print("run ids: " + "; ".join(f"{label} = {run_id}" for run_id, label in name.items()))
+
+
+def run_labels(run_ids: list[str]) -> dict[str, str]:
+    """Short display names: the run id without its 10-hex-digit config hash and without the prefix all
+    runs share, when that keeps them distinct; else the ids themselves."""
+    stems = [re.sub(r"-[0-9a-f]{10}$", "", r) for r in run_ids]
+    prefix = os.path.commonprefix(stems) if len(stems) > 1 else ""
+    prefix = prefix[: prefix.rfind("-") + 1] if "-" in prefix else ""
+    labels = [stem[len(prefix):] or stem for stem in stems]
+    return dict(zip(run_ids, labels if len(set(labels)) == len(labels) else run_ids))
 
 
 def _table(title: str, *columns: str) -> Table:

@@ -90,3 +90,12 @@ def test_run_info_reads_a_single_budget_from_configs_without_variant():
     many = RunRecord(run_id="many", kind="eval", config_json=json.dumps({"max_turns": [30, 40]}), orchestrator="o")
     info = run_info_frame([record, many]).set_index("run_id")
     assert info.loc["old", "max_turns"] == 30 and info.loc["many", "max_turns"] != info.loc["many", "max_turns"]  # NaN
+
+
+def test_run_labels_drop_the_shared_prefix_and_hash_only_when_still_distinct():
+    from lab.report.tables import run_labels
+
+    ids = ["demo-cheapest-first-0123456789", "demo-oracle-abcdef0123"]
+    assert run_labels(ids) == {ids[0]: "cheapest-first", ids[1]: "oracle"}
+    same = ["world-openai-0123456789", "world-openai-abcdef0123"]
+    assert run_labels(same) == {r: r for r in same}
