@@ -96,29 +96,54 @@ def _group_labels(trajs: pd.DataFrame) -> list[str]:
     ]
 
 
-def reprice_steps(steps: pd.DataFrame, table: PriceTable) -> pd.DataFrame:
-    """Per-model calls, tokens, logged cost and cost under `table`; steps without a model keep their cost.
+def orchestrator_model(orchestrator: str) -> str | None:
+    """The priced model behind a run's orchestrator: `openai:<model>@<url>` -> model; None for local and
+    scripted orchestrators, which cost nothing per token."""
+    if not orchestrator.startswith("openai:"):
+        return None
+    return orchestrator.removeprefix("openai:").partition("@")[0] or None
+
+
+def with_orchestrator_steps(steps: pd.DataFrame, trajs: pd.DataFrame, orchestrator: str) -> pd.DataFrame:
+    """Steps plus one row per trajectory for the orchestrator's own tokens and cost, so repricing covers
+    what the orchestrator model cost too (the engine logs it on the trajectory, not as a step)."""
+    model = orchestrator_model(orchestrator)
+    if model is None or trajs.empty:
+        return steps
+    key = ["run_id", "task_id", "sample_idx", "train_step"]
+    tool_cost = steps.groupby(key).cost_usd.sum().rename("tool_cost") if len(steps) else pd.Series(dtype=float, name="tool_cost")
+    own = trajs[key + ["input_tokens", "output_tokens", "cost_usd"]].join(tool_cost, on=key)
+    own = own.assign(cost_usd=(own.cost_usd - own.tool_cost.fillna(0.0)).clip(lower=0.0), model=model,
+                     tool_name="(orchestrator)", kind="orchestrator").drop(columns="tool_cost")
+    return pd.concat([steps, own], ignore_index=True)
+
+
+def step_costs_under(steps: pd.DataFrame, table: PriceTable) -> np.ndarray:
+    """Each step's cost under `table`, from its logged tokens; steps without a model keep their cost.
 
     Every model must have a price in the new table: a silent zero would make a run look cheaper than
     it is, so missing prices are a user error listing the models.
     """
+    models = steps.model.fillna("") if len(steps) else pd.Series(dtype=str)
+    missing = sorted(m for m in models.unique() if m and not table.has(m))
+    if missing:
+        raise LabInputError(f"pricing '{table.name}' has no price for model(s) {', '.join(missing)}")
+    new = steps.cost_usd.to_numpy(float).copy()                         # (S,)
+    for model in models[models != ""].unique():
+        mask = (models == model).to_numpy()
+        new[mask] = table.price(model).cost(steps.input_tokens.to_numpy()[mask], steps.output_tokens.to_numpy()[mask])
+    return new
+
+
+def reprice_steps(steps: pd.DataFrame, table: PriceTable) -> pd.DataFrame:
+    """Per-model calls, tokens, logged cost and cost under `table` (see `step_costs_under`)."""
     columns = ["model", "calls", "input_tokens", "output_tokens", "old_cost_usd", "new_cost_usd", "priced_by"]
     if steps.empty:
         return pd.DataFrame(columns=columns)
-    steps = steps.assign(model=steps.model.fillna(""))
-    models = sorted(m for m in steps.model.unique() if m)
-    missing = [m for m in models if not table.has(m)]
-    if missing:
-        raise LabInputError(f"pricing '{table.name}' has no price for model(s) {', '.join(missing)}")
+    steps = steps.assign(model=steps.model.fillna(""), new_cost_usd=step_costs_under(steps, table))
     rows = []
     for model, group in steps.groupby("model", sort=True):
-        inp, out, calls = int(group.input_tokens.sum()), int(group.output_tokens.sum()), len(group)
-        old = float(group.cost_usd.sum())
-        if model:
-            price = table.price(model)
-            new = sum(price.cost(int(i), int(o)) for i, o in zip(group.input_tokens, group.output_tokens))
-            by = price.provider
-        else:
-            new, by = old, "(no model: unchanged)"
-        rows.append([model or "(tools without a model)", calls, inp, out, old, float(new), by])
+        by = table.price(model).provider if model else "(no model: unchanged)"
+        rows.append([model or "(tools without a model)", len(group), int(group.input_tokens.sum()),
+                     int(group.output_tokens.sum()), float(group.cost_usd.sum()), float(group.new_cost_usd.sum()), by])
     return pd.DataFrame(rows, columns=columns)

@@ -17,7 +17,7 @@ from lab.cli.options import DbOption, JsonOption, console, print_json
 from lab.errors import LabInputError
 from lab.pricing import PriceTable
 from lab.reward import STD_THRESHOLD
-from lab.rescoring import reprice_steps, rescore_run
+from lab.rescoring import reprice_steps, rescore_run, with_orchestrator_steps
 from lab.store import Store, queries, resolve_db_path
 
 
@@ -79,8 +79,9 @@ def reprice(
 ) -> None:
     """Every step's cost recomputed from its logged tokens under another provider's prices (prints only)."""
     store = Store(resolve_db_path(db))
-    queries.run(store, run_id)  # unknown run ids fail before any work
-    by_model = reprice_steps(queries.steps_df(store, run_id), PriceTable.load(pricing))
+    run = queries.run(store, run_id)  # unknown run ids fail before any work
+    steps = with_orchestrator_steps(queries.steps_df(store, run_id), queries.trajectories_df(store, [run_id]), run.orchestrator)
+    by_model = reprice_steps(steps, PriceTable.load(pricing))
     if as_json:
         print_json({"run_id": run_id, "pricing": pricing, "models": by_model.to_dict(orient="records"),
                     "old_total_usd": float(by_model.old_cost_usd.sum()), "new_total_usd": float(by_model.new_cost_usd.sum())})

@@ -26,7 +26,6 @@ from lab.pricing import PriceTable
 from lab.records import RunRecord
 from lab.report import metrics
 from lab import rescoring
-from lab.rescoring import reprice_steps
 from lab.store import Store, queries
 
 if TYPE_CHECKING:
@@ -187,25 +186,15 @@ def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None) -> tup
 
 
 def _reprice(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing: str) -> pd.DataFrame:
-    """Per-run logged vs re-priced cost under `pricing`.
-
-    Each step with a model is priced from its logged tokens with the new table's `ModelPrice.cost`,
-    the rule `lab.rescoring.reprice_steps` applies per model; `reprice_steps` also runs on every run to
-    refuse a table missing a model (one line naming them) and to cross-check the totals.
-    """
+    """Per-run logged vs re-priced cost under `pricing`: every step (and the orchestrator's own tokens,
+    for `openai:` orchestrators) priced from its logged tokens by `lab.rescoring.step_costs_under`."""
     table = PriceTable.load(pricing)
     parts = []
     for run_id in run_ids:
-        steps = queries.steps_df(store, run_id)
-        by_model = reprice_steps(steps, table)
-        new = steps.cost_usd.to_numpy(float).copy()                       # (S,)
-        models = steps.model.fillna("")
-        for model in models[models != ""].unique():
-            mask = (models == model).to_numpy()
-            new[mask] = table.price(model).cost(steps.input_tokens.to_numpy()[mask], steps.output_tokens.to_numpy()[mask])
-        if not np.isclose(new.sum(), by_model.new_cost_usd.sum() if len(by_model) else 0.0, rtol=1e-9, atol=1e-12):
-            raise AssertionError(f"{run_id}: per-step repricing disagrees with reprice_steps")  # a bug, not bad input
-        parts.append(steps[["run_id", "task_id", "sample_idx", "train_step", "cost_usd"]].assign(new_cost_usd=new))
+        run = queries.run(store, run_id)
+        steps = rescoring.with_orchestrator_steps(queries.steps_df(store, run_id), trajs[trajs.run_id == run_id], run.orchestrator)
+        parts.append(steps[["run_id", "task_id", "sample_idx", "train_step", "cost_usd"]].assign(
+            new_cost_usd=rescoring.step_costs_under(steps, table)))
     step_costs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["run_id", "task_id", "sample_idx", "train_step", "cost_usd", "new_cost_usd"])
     return metrics.repriced_table(trajs, step_costs, run_ids, pricing)

@@ -167,19 +167,20 @@ def _idle_threads(cores: int) -> int:
     return max(1, min(cores, int(cores - load + 0.5)))
 
 
-_CACHE: dict[tuple[str, str, int | None], Embedder] = {}
+_CACHE: dict[tuple[Any, ...], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
 
 def load_embedder(config: EmbedderConfig | None = None) -> Embedder:
     """The shared embedder for this model, loaded once per process (never from the network).
 
-    Shared per (path, device, max_seq_length): a later config differing only in thread counts gets the
-    instance the first config made.
+    Shared per model and everything that changes its vectors (path, device, sequence length, query
+    prefix, padding side, dtype): a later config differing only in thread counts gets the instance the
+    first config made.
     """
     config = config or EmbedderConfig.minilm()
     path, device = config.resolved_path(), config.resolved_device()
-    key = (path, device, config.max_seq_length)
+    key = (path, device, config.max_seq_length, config.query_prefix, config.padding_side, config.gpu_dtype)
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = Embedder(config, _load_model(config, path, device), device)
