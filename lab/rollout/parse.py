@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
-TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
+OPEN, CLOSE = "<tool_call>", "</tool_call>"
+_DECODER = json.JSONDecoder()
 ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL)
 
 
@@ -54,7 +55,7 @@ def parse_turn(text: str, native_calls: list[dict[str, Any]] | None = None) -> P
     reasoning = think.group(1).strip() if think else ""
     body = THINK_RE.sub("", text) if think else text
     calls = [_parse_native(c) for c in native_calls or []]
-    calls += [_parse_call(m.group(1), closed=bool(m.group(2))) for m in TOOL_CALL_RE.finditer(body)]
+    calls += _text_calls(body)
     if calls:
         return ParsedTurn(reasoning=reasoning, calls=calls)
     answer = ANSWER_RE.search(body)
@@ -69,15 +70,39 @@ def parse_turn(text: str, native_calls: list[dict[str, Any]] | None = None) -> P
     return ParsedTurn(reasoning=reasoning, format_error="the turn holds neither a <tool_call> nor an <answer>")
 
 
-def _parse_call(payload: str, closed: bool = True) -> ToolCall:
-    raw = payload.strip()
-    if not closed:
-        return ToolCall(raw=raw, error="unterminated <tool_call> (missing </tool_call>)")
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return ToolCall(raw=raw, error=f"tool call is not valid JSON ({exc.msg} at column {exc.colno})")
-    return _from_mapping(data, raw)
+def _text_calls(body: str) -> list[ToolCall]:
+    """Every `<tool_call>{json}</tool_call>` in order. The JSON is decoded first and the closing tag
+    looked for after it, so a string argument may itself contain "</tool_call>"."""
+    calls: list[ToolCall] = []
+    pos = body.find(OPEN)
+    while pos != -1:
+        start = pos + len(OPEN)
+        while start < len(body) and body[start].isspace():
+            start += 1
+        close = body.find(CLOSE, start)
+        try:
+            value, end = _DECODER.raw_decode(body, start)
+        except json.JSONDecodeError as exc:
+            raw = body[start: close if close != -1 else len(body)].strip()
+            error = f"tool call is not valid JSON ({exc.msg} at column {exc.pos - start + 1})"
+            calls.append(ToolCall(raw=raw, error=error if close != -1 else "unterminated <tool_call> (missing </tool_call>)"))
+            pos = body.find(OPEN, close + len(CLOSE)) if close != -1 else -1
+            continue
+        after = end
+        while after < len(body) and body[after].isspace():
+            after += 1
+        raw = body[start:end]
+        if body.startswith(CLOSE, after):
+            calls.append(_from_mapping(value, raw))
+            pos = body.find(OPEN, after + len(CLOSE))
+        elif body.find(CLOSE, after) == -1:
+            calls.append(ToolCall(raw=raw, error="unterminated <tool_call> (missing </tool_call>)"))
+            pos = -1
+        else:
+            close = body.find(CLOSE, after)
+            calls.append(ToolCall(raw=body[start:close].strip(), error="unexpected text after the tool call's JSON object"))
+            pos = body.find(OPEN, close + len(CLOSE))
+    return calls
 
 
 def _parse_native(call: dict[str, Any]) -> ToolCall:

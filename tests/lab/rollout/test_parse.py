@@ -59,3 +59,15 @@ def test_native_calls_keep_their_ids_and_decode_arguments():
     assert (call.id, call.name, call.arguments, call.error) == ("call_1", "lookup", {"q": "x"}, None)
     broken = parse_turn("", [{"id": "c", "function": {"name": "lookup", "arguments": "{oops"}}]).calls[0]
     assert broken.error.startswith("arguments are not valid JSON")
+
+
+def test_a_string_argument_may_contain_the_closing_tag():
+    text = format_tool_call("python", {"code": "print('</tool_call>')"}) + format_tool_call("s", {"q": 1})
+    calls = parse_turn(text).calls
+    assert [(c.name, c.arguments, c.error) for c in calls] == [
+        ("python", {"code": "print('</tool_call>')"}, None), ("s", {"q": 1}, None)]
+
+
+def test_text_between_the_json_and_the_closing_tag_is_a_format_error():
+    call = parse_turn('<tool_call>{"name": "s", "arguments": {}} trailing</tool_call>').calls[0]
+    assert call.error == "unexpected text after the tool call's JSON object"
