@@ -17,8 +17,6 @@ local files (default: `$LAB_BENCHMARKS_DIR`, else `../shared/benchmarks` beside 
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,31 +91,14 @@ def load_benchmark(
     raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(BENCHMARKS)})")
 
 
-def _load_world(path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
-    """Thin, guarded hook into the offline world: import lazily, pass what it accepts, adapt its tasks.
+def _load_world(path: str | Path | None, split: str | None, limit: int | None, seed: int = 0) -> list[BenchmarkTask]:
+    """The offline world's tasks as BenchmarkTasks (world-only fields such as `evidence` go to meta);
+    `path` is a built world's folder (default: the cached world of `seed`, built on first use)."""
+    from lab.world.build import build_world, load_world  # late: real benchmarks must not need the world
 
-    Why lazy: `lab.world` is built separately and may pull heavier pieces; loading real benchmarks must
-    not depend on it.
-    """
-    try:
-        from lab.world.build import load_world  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise LabInputError(f"benchmark 'world': lab.world.build.load_world is not available ({exc})") from exc
-    # the world's folder may be called `out_dir` there; it returns a World (with .tasks) or a task list
-    wanted = {"path": path, "out_dir": path, "split": split, "limit": limit, **options}
-    kwargs = _accepted_kwargs(load_world, wanted)
-    loaded = load_world(**kwargs)
-    tasks = [_from_world(task) for task in getattr(loaded, "tasks", loaded)]
-    if split is not None and "split" not in kwargs:
-        tasks = [task for task in tasks if task.split == split]
+    world = load_world(out_dir=path) if path else build_world(seed=seed, progress=False)
+    tasks = [_from_world(task) for task in world.select(split=split)]
     return apply_limit(tasks, limit)
-
-
-def _accepted_kwargs(func: Callable[..., Any], wanted: dict[str, Any]) -> dict[str, Any]:
-    """The non-None entries of `wanted` that `func` takes (all of them if it takes **kwargs)."""
-    params = inspect.signature(func).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    return {k: v for k, v in wanted.items() if v is not None and (takes_any or k in params)}
 
 
 def _from_world(task: Any) -> BenchmarkTask:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
 from lab.benchmarks import BenchmarkTask, list_benchmarks, load_benchmark
 from lab.errors import LabInputError
-from lab.world.task import WorldTask
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared benchmark data not found at {SHARED}")
@@ -43,42 +40,13 @@ def test_unknown_name_lists_the_known_ones() -> None:
     assert set(list_benchmarks()) == {"frames", "hle", "tau2", "bfcl", "world"}
 
 
-def fake_world(monkeypatch: pytest.MonkeyPatch, load_world) -> None:
-    module = types.ModuleType("lab.world.build")
-    module.load_world = load_world
-    monkeypatch.setitem(sys.modules, "lab.world.build", module)
+def test_world_tasks_come_as_benchmark_tasks_with_world_fields_in_meta(tmp_path: Path) -> None:
+    from lab.world.build import build_world
+    from lab.world.tasks import WorldSize
 
-
-def world_tasks() -> list[WorldTask]:
-    return [
-        WorldTask(task_id=f"frames-{i:04d}", family="frames", split="train" if i % 2 else "test",
-                  domain="multihop", question=f"Q{i}?", answer=str(i), evidence=[f"fact {i}"])
-        for i in range(6)
-    ]
-
-
-def test_world_hook_adapts_tasks_and_filters_what_the_loader_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_world(monkeypatch, lambda: world_tasks())  # a loader taking no arguments at all
-    tasks = load_benchmark("toolscale", split="train", limit=2)
-    assert [t.task_id for t in tasks] == ["frames-0001", "frames-0003"]
-    assert all(isinstance(t, BenchmarkTask) and t.benchmark == "world" for t in tasks)
-    assert tasks[0].meta["evidence"] == ["fact 1"] and tasks[0].meta["family"] == "frames"
-
-
-def test_world_hook_passes_only_accepted_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = {}
-
-    def load_world(out_dir: Path | None = None, seed: int = 0) -> types.SimpleNamespace:
-        seen.update(out_dir=out_dir, seed=seed)
-        return types.SimpleNamespace(tasks=world_tasks())  # like lab.world's World: tasks in `.tasks`
-
-    fake_world(monkeypatch, load_world)
-    tasks = load_benchmark("world", path=Path("/tmp/w"), split="test", seed=7)
-    assert seen == {"out_dir": Path("/tmp/w"), "seed": 7}
-    assert [t.task_id for t in tasks] == ["frames-0000", "frames-0002", "frames-0004"]
-
-
-def test_world_hook_without_the_module_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "lab.world.build", None)  # makes the import fail
-    with pytest.raises(LabInputError, match="benchmark 'world': lab.world.build.load_world is not available"):
-        load_benchmark("world")
+    build_world(tmp_path, seed=0, progress=False, size=WorldSize.small(), index=False)
+    tasks = load_benchmark("toolscale", path=tmp_path, split="train", limit=5)
+    assert len(tasks) == 5 and all(isinstance(t, BenchmarkTask) and t.benchmark == "world" for t in tasks)
+    assert all(t.split == "train" for t in tasks)
+    frames = next(t for t in load_benchmark("world", path=tmp_path) if t.meta["family"] == "frames")
+    assert frames.meta["evidence"] and frames.meta["support_doc_ids"]
