@@ -12,7 +12,7 @@ local files (default: `$LAB_BENCHMARKS_DIR`, else `../shared/benchmarks` beside 
 | `hle`                      | `load_hle`                               |
 | `tau2`, `tau2:<domain>`    | `load_tau2` (all domains, or one)        |
 | `bfcl`, `bfcl:<category>`  | `load_bfcl` (all five, or a comma list)  |
-| `world`, `toolscale`       | `lab.world.build.load_world` (offline)   |
+| `world`, `toolscale`       | the offline world (toolscale: tau2-like) |
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ BENCHMARKS: dict[str, str] = {
     "hle": "Humanity's Last Exam, text-only (local JSONL/Parquet or source='hub')",
     "tau2": "tau2-bench; tau2:<domain> for one domain (retail, airline)",
     "bfcl": "BFCL v4 AST categories; bfcl:<category>[,<category>] for some",
-    "world": "the offline world (lab.world); alias toolscale",
+    "world": "the offline world (lab.world); toolscale: its tau2-like tool-use tasks",
 }
 
 _WORLD_NAMES = ("world", "toolscale")
@@ -87,17 +87,19 @@ def load_benchmark(
         categories = [c.strip() for c in qualifier.split(",") if c.strip()] or None
         return load_bfcl(path, split, limit, categories=categories, **options)
     if base in _WORLD_NAMES and not qualifier:
-        return _load_world(path, split, limit, **options)
+        return _load_world(path, split, limit, family="tau2" if base == "toolscale" else None, **options)
     raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(BENCHMARKS)})")
 
 
-def _load_world(path: str | Path | None, split: str | None, limit: int | None, seed: int = 0) -> list[BenchmarkTask]:
+def _load_world(
+    path: str | Path | None, split: str | None, limit: int | None, family: str | None = None, seed: int = 0
+) -> list[BenchmarkTask]:
     """The offline world's tasks as BenchmarkTasks (world-only fields such as `evidence` go to meta);
     `path` is a built world's folder (default: the cached world of `seed`, built on first use)."""
     from lab.world.build import build_world, load_world  # late: real benchmarks must not need the world
 
     world = load_world(out_dir=path) if path else build_world(seed=seed, progress=False)
-    tasks = [_from_world(task) for task in world.select(split=split)]
+    tasks = [_from_world(task) for task in world.select(family=family, split=split)]
     return apply_limit(tasks, limit)
 
 

@@ -47,6 +47,6 @@ def test_world_tasks_come_as_benchmark_tasks_with_world_fields_in_meta(tmp_path:
     build_world(tmp_path, seed=0, progress=False, size=WorldSize.small(), index=False)
     tasks = load_benchmark("toolscale", path=tmp_path, split="train", limit=5)
     assert len(tasks) == 5 and all(isinstance(t, BenchmarkTask) and t.benchmark == "world" for t in tasks)
-    assert all(t.split == "train" for t in tasks)
+    assert all(t.split == "train" and t.meta["family"] == "tau2" for t in tasks)  # toolscale: tool-use tasks
     frames = next(t for t in load_benchmark("world", path=tmp_path) if t.meta["family"] == "frames")
     assert frames.meta["evidence"] and frames.meta["support_doc_ids"]
