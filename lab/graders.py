@@ -208,7 +208,8 @@ def grade(task: Any, answer: Any, context: Any = None) -> GradeResult:
     if kind == "exact":
         return exact_match(answer, task.answer)
     if kind == "numeric":
-        return numeric_match(answer, task.answer, task.tolerance)
+        # benchmark tasks may carry no tolerance (FRAMES numbers are exact); world tasks always do
+        return numeric_match(answer, task.answer, getattr(task, "tolerance", 0.0))
     if kind == "multiple_choice":
         return choice_match(answer, task.answer, task.choices)
     if kind == "actions":

@@ -40,6 +40,7 @@ __all__ = [
     "check_bfcl",
     "check_bfcl_task",
     "default_benchmarks_dir",
+    "from_world_task",
     "list_benchmarks",
     "load_benchmark",
     "load_bfcl",
@@ -99,11 +100,11 @@ def _load_world(
     from lab.world.build import build_world, load_world  # late: real benchmarks must not need the world
 
     world = load_world(out_dir=path) if path else build_world(seed=seed, progress=False)
-    tasks = [_from_world(task) for task in world.select(family=family, split=split)]
+    tasks = [from_world_task(task) for task in world.select(family=family, split=split)]
     return apply_limit(tasks, limit)
 
 
-def _from_world(task: Any) -> BenchmarkTask:
+def from_world_task(task: Any) -> BenchmarkTask:
     """A `WorldTask` (or a BenchmarkTask already) as a BenchmarkTask; world-only fields go to meta."""
     if isinstance(task, BenchmarkTask):
         return task

@@ -25,7 +25,7 @@ from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
 from lab.policies import make_policy
 from lab.preference import Preference
-from lab.records import RunRecord, utcnow
+from lab.records import RunRecord, TokenTrajectoryRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
 from lab.store import Store, queries
 from lab.tools.registry import build_tools, load_toolkit
@@ -211,8 +211,6 @@ def _commit(store: Store, batch: list[RolloutResult], summary: RunSummary) -> No
 def _token_record(result: RolloutResult):
     if result.tokens is None or not result.tokens.completion_ids:
         return None
-    from lab.records import TokenTrajectoryRecord
-
     t = result.trajectory
     return TokenTrajectoryRecord(
         run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step,

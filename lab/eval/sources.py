@@ -62,6 +62,7 @@ def load_source(config: EvalConfig) -> EvalSource:
 
 
 def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
+    from lab.benchmarks import from_world_task
     from lab.world.build import build_world
     from lab.world.domain_tools import DOMAIN, DomainSession, make_domain_tools
 
@@ -76,13 +77,8 @@ def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
             context.state[DOMAIN] = DomainSession(initial=world.db, db=world.db)
         return float(grade(task, answer, context).correct)
 
-    records = [
-        TaskRecord(benchmark="world", task_id=t.task_id, split=t.split, domain=t.domain, question=t.question,
-                   answer_json=json.dumps(t.answer, default=str),
-                   meta_json=json.dumps({"family": t.family, "difficulty": t.difficulty, "answer_type": t.answer_type,
-                                         "needs": t.needs, "support_doc_ids": t.support_doc_ids}))
-        for t in tasks
-    ]
+    # every WorldTask field (evidence, difficulty, family...) lands in meta, where calibration reads it
+    records = [from_world_task(t).to_record() for t in tasks]
     domain_tools = make_domain_tools(world.db)
     return EvalSource("toolscale" if only_tau2 else "world", tasks, grader, records,
                       task_tools=lambda task: domain_tools if task.family == "tau2" else {})
@@ -100,7 +96,7 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
             return float(check_bfcl_task(task, [{"name": c["name"], "arguments": c["arguments"]} for c in calls]).valid)
         if task.answer_type == "actions":
             return float(_actions_done(task.answer or [], calls))
-        return float(grade(_Gradable(task), answer, context).correct)
+        return float(grade(task, answer, context).correct)
 
     def task_tools(task: Any) -> dict[str, Tool]:
         if task.answer_type == "function_calls":
@@ -110,18 +106,6 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
         return {}
 
     return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools)
-
-
-@dataclass
-class _Gradable:
-    """A benchmark task seen through the grader's interface (tolerance default 0)."""
-
-    task: Any
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "tolerance":
-            return getattr(self.task, "tolerance", self.task.meta.get("tolerance", 0.0))
-        return getattr(self.task, name)
 
 
 class RecordingTool:

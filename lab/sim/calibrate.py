@@ -33,6 +33,7 @@ from lab.errors import LabInputError
 from lab.pricing import canonical_model
 from lab.sim.profiles import DIFFICULTIES, UNIFORM_MIX, AccuracyEntry, OutputLength, Profile
 from lab.toolspec import LatencyProfile
+from lab.world.task import evidence_in
 
 #: Pseudo-counts of the prior in the Beta smoothing: a cell needs ~10 graded answers to move halfway.
 PRIOR_STRENGTH = 10.0
@@ -112,7 +113,8 @@ def graded_answers(trajectories_df: pd.DataFrame, steps_df: pd.DataFrame, tasks_
     if joined.empty:
         return pd.DataFrame(columns=columns)
     joined["evidence"] = [
-        _evidence_present(facts, _prompt_of(args)) for facts, args in zip(joined["facts"], joined["arguments_json"])
+        _evidence_present(facts, _prompt_of(args), question)
+        for facts, args, question in zip(joined["facts"], joined["arguments_json"], joined["question"])
     ]
     joined["outcome"] = (joined["outcome"].astype(float) >= 0.5).astype(int)
     return joined[columns].reset_index(drop=True)
@@ -129,13 +131,14 @@ def task_info(tasks_df: pd.DataFrame) -> pd.DataFrame:
         meta = _json(rec.get("meta_json"), {})
         rows.append({
             "task_id": rec["task_id"],
+            "question": rec.get("question") or "",
             "domain": rec.get("domain") or meta.get("domain") or "",
             "family": rec.get("family") or meta.get("family") or rec.get("benchmark") or "",
             "difficulty": rec.get("difficulty") or meta.get("difficulty") or "medium",
             "facts": list(rec.get("evidence") if isinstance(rec.get("evidence"), list) else meta.get("evidence") or []),
         })
     # A task id seen under two benchmarks keeps its last row: runs of one world never mix them.
-    frame = pd.DataFrame(rows, columns=["task_id", "domain", "family", "difficulty", "facts"])
+    frame = pd.DataFrame(rows, columns=["task_id", "question", "domain", "family", "difficulty", "facts"])
     return frame.drop_duplicates("task_id", keep="last")
 
 
@@ -146,10 +149,9 @@ def _prompt_of(arguments_json: Any) -> str:
     return str(arguments_json or "")
 
 
-def _evidence_present(facts: list[str], text: str) -> bool:
-    """Same rule as `SimModel`: every fact in the prompt, and a task without facts counts as without."""
-    low = text.lower()
-    return bool(facts) and all(str(f).lower() in low for f in facts)
+def _evidence_present(facts: list[str], text: str, question: str) -> bool:
+    """Same rule as `SimModel` (`evidence_in`); a task without facts counts as without evidence."""
+    return bool(facts) and evidence_in(facts, text, question)
 
 
 def _json(text: Any, default: Any) -> Any:

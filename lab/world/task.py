@@ -41,12 +41,18 @@ class WorldTask(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def evidence_present(self, text: str) -> bool:
-        """True when every key fact appears in `text` (case-insensitive) outside the question itself.
+        """True when every key fact appears in `text` outside the question (see `evidence_in`)."""
+        return evidence_in(self.evidence, text, self.question)
 
-        The question does not count (a prompt always carries it, and a small numeric answer such as "3"
-        can occur among its numbers), and a number must stand alone ("3" is not found in "1.35")."""
-        low = text.lower().replace(self.question.lower(), " ")
-        return all(_contains(low, fact.lower()) for fact in self.evidence)
+
+def evidence_in(facts: list[str], text: str, question: str = "") -> bool:
+    """True when every fact appears in `text` (case-insensitive) outside the question itself.
+
+    The question does not count (a prompt always carries it, and a small numeric answer such as "3"
+    can occur among its numbers), and a number must stand alone ("3" is not found in "1.35").
+    Shared by simulated models and by calibration from logged runs, so both judge evidence alike."""
+    low = text.lower().replace(question.lower(), " ") if question else text.lower()
+    return all(_contains(low, str(fact).lower()) for fact in facts)
 
 
 _NUMBER_FACT = re.compile(r"[-+]?[\d.,/]+")

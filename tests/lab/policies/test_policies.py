@@ -4,7 +4,6 @@ an `openai:` policy over real HTTP, and an `hf:` policy whose token trajectory t
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 
 import pytest
@@ -147,7 +146,7 @@ def test_openai_policy_that_cannot_reach_its_endpoint_fails_the_rollout_quickly(
     assert result.trajectory.error.startswith("policy failed: PolicyUnavailable")
 
 
-def test_hf_policy_token_trajectory_concatenates_sampled_ids_and_tool_tokens():
+def test_hf_policy_token_trajectory_concatenates_sampled_ids_and_tool_tokens(tmp_path):
     torch = pytest.importorskip("torch")
     from lab.policies.hf_policy import HFPolicy
     from lab.rollout.prompt import tool_response_text
@@ -175,4 +174,13 @@ def test_hf_policy_token_trajectory_concatenates_sampled_ids_and_tool_tokens():
     assert "RESULT-42" in text and "assistant" in text  # tool response + the template's next-turn marker
     assert sum(tokens.mask) == first.output_tokens + second.output_tokens
     assert len(tokens.completion_ids) == len(tokens.mask) == len(tokens.logprobs)
-    assert json.dumps(tokens.model_dump())  # serialisable for the store
+    # what the trainer reads back from the store is exactly what was sampled
+    from lab.records import TokenTrajectoryRecord, TrajectoryRecord
+    from lab.store import Store, queries
+
+    store = Store(tmp_path / "tokens.duckdb")
+    record = TokenTrajectoryRecord(run_id="hf", task_id=_Task.task_id, **tokens.model_dump())
+    store.write_trajectory(TrajectoryRecord(run_id="hf", task_id=_Task.task_id), [], record)
+    row = queries.token_trajectories_df(store, "hf").iloc[0]
+    assert list(row["completion_ids"]) == tokens.completion_ids and list(row["mask"]) == tokens.mask
+    assert list(row["logprobs"]) == pytest.approx(tokens.logprobs)

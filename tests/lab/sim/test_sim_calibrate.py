@@ -168,3 +168,21 @@ def test_calibrate_command_fits_from_a_store(tmp_path):
 
     bad = CliRunner().invoke(app, ["calibrate", "eval-404", "--model", "gpt-5-mini", "--db", str(store.path)])
     assert isinstance(bad.exception, LabInputError) and "unknown run id 'eval-404'" in str(bad.exception)
+
+
+def test_a_logged_world_run_carries_what_calibration_needs(tmp_path, world):
+    from rich.console import Console
+
+    from lab.eval.config import EvalConfig
+    from lab.eval.harness import run_eval
+    from lab.store import Store, queries
+
+    store = Store(tmp_path / "c.duckdb")
+    (summary,) = run_eval(EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=20),
+                          store, Console(quiet=True))
+    samples = graded_answers(queries.trajectories_df(store, [summary.run_id]), queries.steps_df(store, summary.run_id),
+                             queries.tasks_df(store), "gpt-5")
+    assert len(samples) >= 10 and set(samples.difficulty) <= {"easy", "medium", "hard"}
+    # the script pastes what it found, so multi-hop calls to gpt-5 were made with their evidence
+    assert samples[samples.family == "frames"].evidence.any()
+    assert not samples[samples.family == "hle"].evidence.all()  # reasoning questions have none
