@@ -59,7 +59,7 @@ def world_part(n_tasks: int = 120) -> None:
         for concurrency in (1, 16):
             timings["tools"] = 0.0
             config = EvalConfig(benchmark="world", split=None, limit=n_tasks, orchestrator="scripted:cheapest-first",
-                                toolkit=str(REPO / "configs" / "world_offline_toolkit.yaml"), concurrency=concurrency,
+                                toolkit=str(REPO / "configs" / "toolkits" / "world-offline.yaml"), concurrency=concurrency,
                                 run_name=f"bench-c{concurrency}")
             store = Store(Path(tmp) / f"w{concurrency}.duckdb")
             started = time.perf_counter()
@@ -92,7 +92,7 @@ def rig_part(n: int = 256) -> None:
                 db = Path(tmp) / f"rig{c}.duckdb"
                 command = [sys.executable, "-c", "from lab.cli import main; main()", "eval", "--benchmark", "world",
                            "--split", "all", "--tasks", task_ids, "--orchestrator", f"openai:qwen3-8b@{url}/v1",
-                           "--toolkit", str(REPO / "configs" / "perf_toolkit.yaml"), "--concurrency", str(c), "--db", str(db)]
+                           "--toolkit", str(REPO / "configs" / "toolkits" / "perf.yaml"), "--concurrency", str(c), "--db", str(db)]
                 subprocess.run([sys.executable, str(PERF / "measure.py"), "run", "--url", url, "--n", str(n), "--c", str(c),
                                 "--label", "orchestra", "--results", str(results), "--", *command], check=True)
             records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]

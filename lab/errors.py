@@ -20,6 +20,14 @@ class LabInputError(ValueError):
     exit_code = 2
 
 
+class EndpointUnavailable(RuntimeError):
+    """A model endpoint could not answer (after its retries): an outage, not a result.
+
+    Why its own type: a rollout that failed because the orchestrator's server was down says nothing
+    about the orchestrator, so the harness does not write it (a resume retries it) and the command
+    exits 1 naming the endpoint; every other failure is written with its error and counted."""
+
+
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """Parse a YAML file; a missing file or a syntax error is one line naming the file (and line)."""
     path = Path(path)

@@ -4,22 +4,43 @@ P is bound to a toolkit's tool order, so column i of the reward features and ent
 the same thing. The paper pairs each P with a natural-language preference instruction (PI) shown to the
 orchestrator; `lab/data/preferences.yaml` holds such pairs, split into train and eval sets so that
 preference-following is evaluated on instructions never seen in training.
+
+What an evaluation shows each task (`task_preferences`, used by `orchestra eval --preference`):
+
+- a P that equals the P of held-out `eval` pairs gets one of those pairs' instructions (never a train
+  one), picked by a sha256 of the task id, so a task reads the same wording in every run;
+- any other P gets `describe(P)`, a fixed template naming each nonzero weight in words;
+- `held-out` gives each task a whole held-out pair (its P and its instruction), picked the same way;
+- `--preference-instruction TEXT` replaces the text for every task (P is kept).
+
+The candidates and the picking rule are logged in the run's `config_json["variant"]["instruction"]`,
+so `logged_instruction(config_json, task_id)` recovers any trajectory's instruction from the store alone.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from lab.errors import LabInputError
+from lab.pricing import canonical_model
 
 #: The three non-tool columns, after the per-tool call counts (paper Eq. 2).
 OBJECTIVES = ("outcome", "compute", "latency")
+
+#: `--preference held-out`: each task gets a whole held-out (PI, P) pair.
+HELD_OUT = "held-out"
+
+#: How each task's choice is made; written beside the choices in the run's config_json.
+PICK_RULE = "choices[int.from_bytes(sha256(task_id)[:8], 'big') % len(choices)]"
 
 
 class Preference(BaseModel):
@@ -45,19 +66,22 @@ class Preference(BaseModel):
 
     @classmethod
     def from_dict(
-        cls, values: dict[str, float], tools: list[str], instruction: str | None = None, source: str = "preference"
+        cls, values: dict[str, float], tools: list[str], instruction: str | None = None, source: str = "preference",
+        models: Mapping[str, str | None] | None = None,
     ) -> "Preference":
         """Build from `{"outcome": 1, "compute": 1, "gpt-5": 0}`; entries not named are 0.
 
-        A model's name also selects its simulated stand-in (`gpt-5` -> `sim:gpt-5`), so one preference
-        means the same thing offline and against real endpoints."""
+        A model's name also selects its simulated stand-in (`gpt-5` -> `sim:gpt-5`), and, given `models`
+        (feature name -> model id, `Toolkit.feature_models()`), every feature standing for that model (the
+        paper toolkit's `search-1`, `reasoner-1`, `answer-1` for `gpt-5`), so one preference means the same
+        thing offline, against real endpoints and on either toolkit shape."""
         names = [*tools, *OBJECTIVES]
         resolved = {}
         for key, value in values.items():
-            name = resolve_name(key, names)
-            if name is None:
+            matched = resolve_names(key, names, models)
+            if not matched:
                 raise LabInputError(f"{source}: unknown entry '{key}' (expected one of: {', '.join(names)})")
-            resolved[name] = value
+            resolved.update(dict.fromkeys(matched, value))
         weights = []
         for name in names:
             value = resolved.get(name, 0.0)
@@ -71,7 +95,7 @@ class Preference(BaseModel):
         return cls(tools=tuple(tools), weights=tuple(weights), instruction=instruction)
 
     @classmethod
-    def parse(cls, text: str, tools: list[str]) -> "Preference":
+    def parse(cls, text: str, tools: list[str], models: Mapping[str, str | None] | None = None) -> "Preference":
         """Build from a CLI string `outcome=1,compute=1,gpt-5=0`."""
         values: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -82,7 +106,7 @@ class Preference(BaseModel):
                 values[key.strip()] = float(value)
             except ValueError:
                 raise LabInputError(f"--preference '{text}': '{key.strip()}' has non-numeric value '{value}'") from None
-        return cls.from_dict(values, tools, source=f"--preference '{text}'")
+        return cls.from_dict(values, tools, source=f"--preference '{text}'", models=models)
 
     @classmethod
     def from_vector(cls, vector: list[float], tools: list[str]) -> "Preference":
@@ -107,28 +131,132 @@ class PreferencePair(BaseModel):
     weights: dict[str, float]
     split: Literal["train", "eval"]
 
-    def applies_to(self, tools: list[str]) -> bool:
-        return all(resolve_name(k, [*tools, *OBJECTIVES]) is not None for k in self.weights)
+    def applies_to(self, tools: list[str], models: Mapping[str, str | None] | None = None) -> bool:
+        return all(resolve_names(k, [*tools, *OBJECTIVES], models) for k in self.weights)
 
-    def bind(self, tools: list[str]) -> Preference:
-        return Preference.from_dict(self.weights, tools, instruction=self.instruction, source="preference pair")
+    def bind(self, tools: list[str], models: Mapping[str, str | None] | None = None) -> Preference:
+        return Preference.from_dict(self.weights, tools, instruction=self.instruction, source="preference pair", models=models)
 
 
-def resolve_name(key: str, names: list[str]) -> str | None:
-    """The entry `key` names: itself, or the simulated stand-in `sim:<key>`."""
+def resolve_names(key: str, names: list[str], models: Mapping[str, str | None] | None = None) -> list[str]:
+    """The entries `key` names: itself, or the simulated stand-in `sim:<key>`, or (given `models`) every
+    feature whose model is `key`; [] when none."""
     key = key.strip()
     if key in names:
-        return key
-    return f"sim:{key}" if f"sim:{key}" in names else None
+        return [key]
+    if f"sim:{key}" in names:
+        return [f"sim:{key}"]
+    wanted = canonical_model(key)
+    return [n for n in names if (models or {}).get(n) and canonical_model(str(models[n])) == wanted]
 
 
-def preference_pairs(split: Literal["train", "eval"], tools: list[str] | None = None) -> list[PreferencePair]:
+def preference_pairs(split: Literal["train", "eval"], tools: list[str] | None = None,
+                     models: Mapping[str, str | None] | None = None) -> list[PreferencePair]:
     """The (PI, P) pairs of one split, optionally only those whose tools are all in `tools`."""
     pairs = [p for p in _all_pairs() if p.split == split]
-    return [p for p in pairs if tools is None or p.applies_to(tools)]
+    return [p for p in pairs if tools is None or p.applies_to(tools, models)]
 
 
 @lru_cache(maxsize=1)
 def _all_pairs() -> tuple[PreferencePair, ...]:
     raw = yaml.safe_load(resources.files("lab").joinpath("data/preferences.yaml").read_text())
     return tuple(PreferencePair(split=split, **item) for split in ("train", "eval") for item in raw[split])
+
+
+# ---------------------------------------------------------------- the instruction each task is shown
+
+#: How the template words each objective; tools read "calling <name>" (a tool's weight rewards using it).
+_OBJECTIVE_WORDS = {"outcome": "getting the answer right", "compute": "keeping the cost low", "latency": "answering quickly"}
+
+
+def describe(pref: Preference) -> str:
+    """The instruction written from P when no held-out pair words it: every nonzero weight in words,
+    largest first, then the numbers.
+
+    >>> describe(Preference.from_dict({"outcome": 1, "compute": 0.5, "local_search": 0.2}, ["local_search"]))
+    'Getting the answer right matters a lot; keeping the cost low matters; calling local_search matters a little. (Weights in [0, 1]: outcome=1, compute=0.5, local_search=0.2.)'
+    """
+    order = [*OBJECTIVES, *pref.tools]  # ties: objectives first, then tools in toolkit order
+    weights = pref.as_dict()
+    named = sorted((n for n in order if weights[n] > 0), key=lambda n: (-weights[n], order.index(n)))
+    if not named:
+        return "No preference: every weight is 0."
+    parts = [f"{_OBJECTIVE_WORDS.get(n, f'calling {n}')} {_level(weights[n])}" for n in named]
+    numbers = ", ".join(f"{n}={weights[n]:g}" for n in named)
+    text = "; ".join(parts)
+    return f"{text[0].upper()}{text[1:]}. (Weights in [0, 1]: {numbers}.)"
+
+
+def _level(weight: float) -> str:
+    return "matters a lot" if weight >= 0.75 else "matters" if weight >= 0.4 else "matters a little"
+
+
+def pick(task_id: str, n: int) -> int:
+    """Index of a task's choice among `n`: a sha256 of the task id, so stable across runs and processes
+    (Python's `hash` is salted per process).
+
+    >>> pick("world-0001", 3) == pick("world-0001", 3)
+    True
+    """
+    return int.from_bytes(hashlib.sha256(task_id.encode()).digest()[:8], "big") % n
+
+
+class TaskPreferences(BaseModel):
+    """What one `--preference` value gives each task: a (P, instruction) choice picked by task id.
+
+    `source` says where the instructions come from: `none` (no instruction), `given`
+    (`--preference-instruction`), `eval` (held-out pairs whose P equals the given one), `template`
+    (`describe(P)`) or `held-out` (whole held-out pairs, one per task)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: Literal["none", "given", "eval", "template", "held-out"]
+    choices: tuple[Preference, ...] = Field(description="Candidate (P, instruction); task t gets choices[pick(t, n)].")
+
+    def for_task(self, task_id: str) -> Preference:
+        return self.choices[pick(task_id, len(self.choices))]
+
+    def log(self) -> dict[str, Any]:
+        """What the run logs in `config_json["variant"]["instruction"]` (read by `logged_instruction`)."""
+        return {"source": self.source, "pick": PICK_RULE,
+                "choices": [{"instruction": c.instruction, "preference": c.as_dict()} for c in self.choices]}
+
+
+def task_preferences(spec: str | None, tools: list[str], instruction: str | None = None,
+                     models: Mapping[str, str | None] | None = None) -> TaskPreferences:
+    """Resolve one `--preference` value (a P string, `held-out` or None for the default P) and the
+    optional `--preference-instruction` into the per-task choices (rules in the module docstring).
+    `models` maps feature names to model ids (see `Preference.from_dict`)."""
+    if spec is not None and spec.strip() == HELD_OUT:
+        choices = [p.bind(tools, models) for p in preference_pairs("eval", tools, models)]
+        if not choices:
+            raise LabInputError(f"--preference {HELD_OUT}: no held-out pair names only tools of this toolkit ({', '.join(tools)})")
+        source = "held-out"
+    elif spec:
+        pref = Preference.parse(spec, tools, models)
+        choices = [p.bind(tools, models) for p in preference_pairs("eval", tools, models)
+                   if np.allclose(p.bind(tools, models).vector, pref.vector, rtol=0, atol=1e-9)]
+        source = "eval" if choices else "template"
+        choices = choices or [pref.model_copy(update={"instruction": describe(pref)})]
+    else:
+        choices, source = [Preference.default(tools)], "none"
+    if instruction is not None:
+        choices = [c.model_copy(update={"instruction": instruction.strip()}) for c in choices]
+        source = "given"
+    return TaskPreferences(source=source, choices=tuple(dict.fromkeys(choices)))
+
+
+def instruction_for(task_id: str, spec: str | None, tools: list[str], instruction: str | None = None,
+                    models: Mapping[str, str | None] | None = None) -> str | None:
+    """The instruction `orchestra eval --preference spec [--preference-instruction instruction]` shows
+    task `task_id` over a toolkit with these feature names (a pure function of its arguments and the yaml)."""
+    return task_preferences(spec, tools, instruction, models).for_task(task_id).instruction
+
+
+def logged_instruction(config_json: str | dict[str, Any], task_id: str) -> str | None:
+    """The instruction a logged eval run showed task `task_id`, from the run's `config_json` alone
+    (independent of later edits to the yaml). None for runs that logged none."""
+    config = json.loads(config_json or "{}") if isinstance(config_json, str) else config_json
+    logged = (config.get("variant") or {}).get("instruction") or {}
+    choices = logged.get("choices") or []
+    return choices[pick(task_id, len(choices))]["instruction"] if choices else None

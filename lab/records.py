@@ -19,6 +19,9 @@ def utcnow() -> datetime:
 
 RunKind = Literal["eval", "train", "synth"]
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
+#: How a rollout ended: an answer; no answer within the turn or wall-clock limit; an error (policy or
+#: grader); or cut by the run's budget before it could finish (not a result: resumes re-run it).
+TrajectoryStatus = Literal["answered", "no_answer", "error", "cut"]
 
 
 class RunRecord(BaseModel):
@@ -72,8 +75,9 @@ class TrajectoryRecord(BaseModel):
     advantage: float | None = None
     error: str | None = None
     benchmark: str = ""
-    tool_counts_json: str = Field("{}", description="Calls per tool name, the first n reward features.")
+    tool_counts_json: str = Field("{}", description="Executed calls per reward feature (tool, or paper-toolkit slot).")
     created_at: datetime = Field(default_factory=utcnow)
+    status: TrajectoryStatus = Field("answered", description="answered, no_answer, error or cut (see TrajectoryStatus).")
 
 
 class StepRecord(BaseModel):

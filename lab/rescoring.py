@@ -1,27 +1,72 @@
 """Re-derive rewards and costs of a logged run: the pure scoring layer applied to stored rows.
 
 Why this exists beside `lab.reward`: the reward is pure numpy; this module is the glue that reads a
-run's logged features from the store, applies the reward under another preference vector (or the step
-costs under another price table) and writes a *new* scoring. Nothing logged is modified.
+run's logged features from the store, applies the reward under another preference vector and writes a
+*new* scoring. Nothing logged is modified.
+
+Rescoring one run (`rescore_run`, `orchestra rescore RUN -p ...`) does what the trainer does with a
+batch of rollouts, in this order:
+
+1. Trajectory filters (paper §3.3, `lab.filters.apply_filters` on the run's trajectories and steps).
+   `format`: `format_ok` is False or a step has kind `format_error`. `invalid_output`: no valid,
+   non-blank final answer. A trajectory failing both counts once, under `format`. A dropped trajectory
+   leaves its group before anything is computed: it takes no part in the group's min-max or std and is
+   stored with reward 0, advantage 0, keep False.
+2. Eq. 2 within each GRPO group (the logged group id, else `task@train_step`) over the trajectories
+   left, then A = (R - mean) / std with ddof=1 (`lab.reward.rescore`).
+3. Homogeneity: a group whose reward std is below `std_threshold` (0.1, paper §3.3) is dropped
+   (keep False, A 0). A group left with one trajectory has no sample std and is dropped too.
+
+`RescoreResult.summary()` keys (each group is counted in exactly one of the four `groups_*` buckets
+after `groups`):
+
+    trajectories              logged trajectories of the run
+    solved                    trajectories with outcome == 1, whatever their reward
+    filtered_format           trajectories dropped by the format-consistency filter
+    filtered_invalid_output   trajectories dropped by the invalid-output filter
+    groups                    GRPO groups of the run
+    groups_kept               groups with at least one kept trajectory (they give a gradient)
+    groups_homogeneous        groups of >= 2 scored trajectories dropped because reward std < threshold
+    groups_one_member         groups left with exactly one trajectory after the filters (dropped)
+    groups_filtered_out       groups whose every trajectory was filtered
+    reward_mean               mean reward of the trajectories that passed the filters
+    reward_mean_logged        mean of the rewards logged with the run (None when none were logged)
+
+A run whose every group has one member (one sample per task) is refused: Eq. 2 normalises within the
+group of rollouts of one task, so every column is constant, every reward 0 and every group dropped.
+Either re-run with several samples per task, or score it *across* other runs (`rescore_across`,
+`--across`): the paper's preference-aware score (Table 3, `lab.reward.preference_score`), where each
+task's trajectories from all the named runs are normalised together (Eq. 2 with the task as the group,
+on the tasks every run ran) and a run's score is the mean reward of its trajectories. The training
+filters do not apply there: an evaluation counts a trajectory without a valid answer as a failure
+(reward 0) rather than dropping it, which would flatter the run that produced it.
+
+Repricing lives in `lab.repricing`.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
-from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lab.errors import LabInputError
+from lab.filters import REASONS, apply_filters, steps_by_trajectory, trajectory_key
 from lab.preference import Preference
-from lab.pricing import PriceTable
-from lab.records import ScoreRecord, ScoringRecord
-from lab.reward import STD_THRESHOLD, rescore
+from lab.records import ScoreRecord, ScoringRecord, StepRecord, TrajectoryRecord
+from lab.reward import STD_THRESHOLD, feature_matrix, preference_rewards, preference_score, rescore
 from lab.store import Store, queries
+from lab.toolspec import features_of
+
+_KEY = ["run_id", "task_id", "sample_idx", "train_step"]
+
+
+# ---------------------------------------------------------------- one run, GRPO groups
 
 
 @dataclass
@@ -32,19 +77,33 @@ class RescoreResult:
     scores: list[ScoreRecord]
     logged_reward_mean: float | None
     groups: list[str]
+    outcomes: list[float] = field(default_factory=list)
+    passed: list[bool] = field(default_factory=list)
+    filtered: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        rewards = np.array([s.reward for s in self.scores], dtype=float)
+        """The counts defined in the module docstring."""
+        passed = self.passed or [True] * len(self.scores)
+        rewards = np.array([s.reward for s, p in zip(self.scores, passed) if p], dtype=float)
+        members: dict[str, list[tuple[bool, bool]]] = {}
+        for g, s, p in zip(self.groups, self.scores, passed):
+            members.setdefault(g, []).append((p, s.keep))
+        scored = {g: sum(p for p, _ in rows) for g, rows in members.items()}
+        kept = {g for g, rows in members.items() if any(k for _, k in rows)}
         return {
             "scoring_id": self.scoring.scoring_id,
             "run_id": self.scoring.run_id,
             "preference": json.loads(self.scoring.preference_json),
             "trajectories": len(self.scores),
-            "groups": len(set(self.groups)),
-            "groups_kept": len({g for g, s in zip(self.groups, self.scores) if s.keep}),
+            "solved": int(sum(1 for o in self.outcomes if o == 1)),
+            **{f"filtered_{reason}": int(self.filtered.get(reason, 0)) for reason in REASONS},
+            "groups": len(members),
+            "groups_kept": len(kept),
+            "groups_homogeneous": sum(1 for g, n in scored.items() if n >= 2 and g not in kept),
+            "groups_one_member": sum(1 for n in scored.values() if n == 1),
+            "groups_filtered_out": sum(1 for n in scored.values() if n == 0),
             "reward_mean": float(rewards.mean()) if len(rewards) else None,
             "reward_mean_logged": self.logged_reward_mean,
-            "solved": int(sum(1 for s in self.scores if s.reward > 0)),
         }
 
 
@@ -58,34 +117,71 @@ def feature_tools(toolkit_tools: Sequence[str], tool_counts_json: Iterable[str])
     return names + sorted(counted - set(names))
 
 
+def rescore_filtered(
+    tool_counts: Sequence[dict[str, int]],
+    outcomes: Sequence[float] | np.ndarray,
+    costs: Sequence[float] | np.ndarray,
+    latencies: Sequence[float] | np.ndarray,
+    tools: Sequence[str],
+    P: "np.ndarray | Preference",
+    group_ids: Sequence[Hashable],
+    passed: Sequence[bool] | np.ndarray,
+    std_threshold: float = STD_THRESHOLD,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`lab.reward.rescore` on the trajectories that passed the filters; the others get R 0, A 0, keep
+    False and are left out of their group's min-max and std, as the trainer drops them. All (B,)."""
+    ok = np.asarray(passed, dtype=bool)                         # (B,)
+    R, A, keep = np.zeros(len(ok)), np.zeros(len(ok)), np.zeros(len(ok), dtype=bool)
+    rows = np.flatnonzero(ok)
+    if len(rows):
+        pick = lambda values: np.asarray(values, dtype=float)[rows]  # noqa: E731
+        R[rows], A[rows], keep[rows] = rescore(
+            [tool_counts[i] for i in rows], pick(outcomes), pick(costs), pick(latencies), tools, P,
+            [group_ids[i] for i in rows], std_threshold=std_threshold,
+        )
+    return R, A, keep
+
+
 def rescore_run(
     store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = STD_THRESHOLD
 ) -> RescoreResult:
-    """Score every trajectory of a run under `preference` and store it as a new scoring."""
+    """Score every trajectory of a run under `preference` (filters, Eq. 2, advantages; see the module
+    docstring) and store it as a new scoring. A run whose groups all have one member is refused."""
     run = queries.run(store, run_id)
     trajs = queries.trajectories_df(store, [run_id])
     if trajs.empty:
         raise LabInputError(f"run '{run_id}' has no trajectories to rescore")
-    toolkit_tools = [t["name"] for t in json.loads(run.toolkit_json or "{}").get("tools", [])]
-    tools = feature_tools(toolkit_tools, trajs.tool_counts_json.fillna("{}"))
-    pref = Preference.parse(preference, tools) if isinstance(preference, str) else Preference.from_dict(preference, tools)
     groups = _group_labels(trajs)
-    rewards, advantages, keep = rescore(
-        [json.loads(c) for c in trajs.tool_counts_json], trajs.outcome.to_numpy(float), trajs.cost_usd.to_numpy(float),
-        trajs.latency_s.to_numpy(float), tools, pref, groups, std_threshold=std_threshold,
+    if len(set(groups)) == len(groups):
+        raise LabInputError(
+            f"run '{run_id}' has one trajectory per GRPO group ({len(groups)} groups of one): Eq. 2 normalises each "
+            "reward feature within the group of rollouts of one task, so a one-sample run has nothing to normalise "
+            "against and every reward would be 0. Re-run with `orchestra eval --samples N` (N >= 2; hf: and "
+            "openai: orchestrators also need --temperature > 0), or score it against other runs with "
+            "--across RUN_B [--across RUN_C ...] (preference score, paper Table 3: each task normalised across "
+            "the runs' trajectories)"
+        )
+    features = features_of(run.toolkit_json)
+    tools = feature_tools(list(features), trajs.tool_counts_json.fillna("{}"))
+    pref = _preference(preference, tools, features)
+    records = _records(trajs, TrajectoryRecord)
+    report = apply_filters(records, steps_by_trajectory(_records(queries.steps_df(store, run_id), StepRecord)))
+    dropped = {key for keys in report.dropped_keys.values() for key in keys}
+    passed = [trajectory_key(t) not in dropped for t in records]
+    rewards, advantages, keep = rescore_filtered(
+        [json.loads(c or "{}") for c in trajs.tool_counts_json], trajs.outcome.to_numpy(float),
+        trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools, pref, groups, passed,
+        std_threshold=std_threshold,
     )
     scoring = ScoringRecord(
-        scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id,
-        preference_json=json.dumps(pref.as_dict()), note=f"std_threshold={std_threshold}",
+        scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id, preference_json=json.dumps(pref.as_dict()),
+        note=f"std_threshold={std_threshold}; filtered " + ", ".join(f"{r}={n}" for r, n in report.dropped.items()),
     )
-    scores = [
-        ScoreRecord(scoring_id=scoring.scoring_id, run_id=run_id, task_id=row.task_id, sample_idx=int(row.sample_idx),
-                    train_step=int(row.train_step), reward=float(r), advantage=float(a), keep=bool(k))
-        for row, r, a, k in zip(trajs.itertuples(), rewards, advantages, keep)
-    ]
+    scores = _score_records(scoring, trajs, rewards, advantages, keep)
     store.write_scoring(scoring, scores)
     logged = trajs.reward.dropna()
-    return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, groups)
+    return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, groups,
+                         outcomes=trajs.outcome.astype(float).tolist(), passed=passed, filtered=dict(report.dropped))
 
 
 def _group_labels(trajs: pd.DataFrame) -> list[str]:
@@ -96,54 +192,96 @@ def _group_labels(trajs: pd.DataFrame) -> list[str]:
     ]
 
 
-def orchestrator_model(orchestrator: str) -> str | None:
-    """The priced model behind a run's orchestrator: `openai:<model>@<url>` -> model; None for local and
-    scripted orchestrators, which cost nothing per token."""
-    if not orchestrator.startswith("openai:"):
-        return None
-    return orchestrator.removeprefix("openai:").partition("@")[0] or None
+# ---------------------------------------------------------------- several runs, per task (Table 3)
 
 
-def with_orchestrator_steps(steps: pd.DataFrame, trajs: pd.DataFrame, orchestrator: str) -> pd.DataFrame:
-    """Steps plus one row per trajectory for the orchestrator's own tokens and cost, so repricing covers
-    what the orchestrator model cost too (the engine logs it on the trajectory, not as a step)."""
-    model = orchestrator_model(orchestrator)
-    if model is None or trajs.empty:
-        return steps
-    key = ["run_id", "task_id", "sample_idx", "train_step"]
-    tool_cost = steps.groupby(key).cost_usd.sum().rename("tool_cost") if len(steps) else pd.Series(dtype=float, name="tool_cost")
-    own = trajs[key + ["input_tokens", "output_tokens", "cost_usd"]].join(tool_cost, on=key)
-    own = own.assign(cost_usd=(own.cost_usd - own.tool_cost.fillna(0.0)).clip(lower=0.0), model=model,
-                     tool_name="(orchestrator)", kind="orchestrator").drop(columns="tool_cost")
-    return pd.concat([steps, own], ignore_index=True)
+@dataclass
+class AcrossResult:
+    """One scoring per run from normalising each shared task across all the runs' trajectories."""
+
+    preference: dict[str, float]
+    run_ids: list[str]
+    tasks: list[str]
+    scorings: dict[str, ScoringRecord]
+    scores: dict[str, list[ScoreRecord]]
+    preference_scores: dict[str, float]
+    solved: dict[str, int]
+
+    def summary(self) -> dict[str, Any]:
+        """Per run: preference score, trajectories and tasks scored, solved (outcome == 1), scoring id."""
+        return {
+            "preference": self.preference,
+            "across": self.run_ids,
+            "tasks": len(self.tasks),
+            "runs": [
+                {"run_id": r, "scoring_id": self.scorings[r].scoring_id, "preference_score": self.preference_scores[r],
+                 "trajectories": len(self.scores[r]), "tasks": len({s.task_id for s in self.scores[r]}),
+                 "solved": self.solved[r]}
+                for r in self.run_ids
+            ],
+        }
 
 
-def step_costs_under(steps: pd.DataFrame, table: PriceTable) -> np.ndarray:
-    """Each step's cost under `table`, from its logged tokens; steps without a model keep their cost.
+def rescore_across(store: Store, run_ids: Sequence[str], preference: str | dict[str, float]) -> AcrossResult:
+    """Preference score of each run (paper Table 3) on the tasks all of them ran, stored as one scoring
+    per run (rewards normalised across the runs; advantages are not defined and stored as 0)."""
+    run_ids = list(dict.fromkeys(run_ids))                      # a repeated id would compare a run with itself
+    if len(run_ids) < 2:
+        raise LabInputError("--across: name at least one run other than the one being rescored")
+    records = [queries.run(store, r) for r in run_ids]          # unknown ids fail before any work
+    trajs = queries.trajectories_df(store, run_ids)
+    task_sets = {r: set(trajs.task_id[trajs.run_id == r]) for r in run_ids}
+    for r, tasks in task_sets.items():
+        if not tasks:
+            raise LabInputError(f"run '{r}' has no trajectories to rescore")
+    common = set.intersection(*task_sets.values())
+    if not common:
+        raise LabInputError(f"runs {', '.join(run_ids)} share no task, so there is nothing to normalise across")
+    tasks = [t for t in dict.fromkeys(trajs.task_id) if t in common]
+    rows = trajs[trajs.task_id.isin(common)].reset_index(drop=True)
+    features = {name: model for rec in records for name, model in features_of(rec.toolkit_json).items()}
+    tools = feature_tools(list(features), rows.tool_counts_json.fillna("{}"))
+    pref = _preference(preference, tools, features)
+    M = feature_matrix([json.loads(c or "{}") for c in rows.tool_counts_json], rows.outcome.to_numpy(float),
+                       rows.cost_usd.to_numpy(float), rows.latency_s.to_numpy(float), tools)  # (B, n + 3)
+    by_run = preference_score(M, pref.vector, list(rows.run_id), list(rows.task_id))
+    rewards = preference_rewards(M, pref.vector, group_ids=list(rows.task_id))  # (B,), the rows' share of it
+    scorings, scores, solved = {}, {}, {}
+    for r in run_ids:
+        mine = (rows.run_id == r).to_numpy()
+        scorings[r] = ScoringRecord(
+            scoring_id=f"{r}:score-{uuid.uuid4().hex[:8]}", run_id=r, preference_json=json.dumps(pref.as_dict()),
+            note=f"preference score (Table 3) across runs {', '.join(run_ids)} on {len(tasks)} shared tasks; "
+                 "advantage not defined (0)",
+        )
+        scores[r] = _score_records(scorings[r], rows[mine], rewards[mine], np.zeros(int(mine.sum())),
+                                   np.ones(int(mine.sum()), dtype=bool))
+        solved[r] = int((rows.outcome[mine] == 1).sum())
+    for r in run_ids:                                           # written only once everything computed
+        store.write_scoring(scorings[r], scores[r])
+    return AcrossResult({k: v for k, v in pref.as_dict().items() if v}, run_ids, tasks, scorings, scores,
+                        {r: float(by_run[r]) for r in run_ids}, solved)
 
-    Every model must have a price in the new table: a silent zero would make a run look cheaper than
-    it is, so missing prices are a user error listing the models.
-    """
-    models = steps.model.fillna("") if len(steps) else pd.Series(dtype=str)
-    missing = sorted(m for m in models.unique() if m and not table.has(m))
-    if missing:
-        raise LabInputError(f"pricing '{table.name}' has no price for model(s) {', '.join(missing)}")
-    new = steps.cost_usd.to_numpy(float).copy()                         # (S,)
-    for model in models[models != ""].unique():
-        mask = (models == model).to_numpy()
-        new[mask] = table.price(model).cost(steps.input_tokens.to_numpy()[mask], steps.output_tokens.to_numpy()[mask])
-    return new
+
+def _preference(preference: str | dict[str, float], tools: list[str], models: dict[str, str | None]) -> Preference:
+    if isinstance(preference, str):
+        return Preference.parse(preference, tools, models)
+    return Preference.from_dict(preference, tools, models=models)
 
 
-def reprice_steps(steps: pd.DataFrame, table: PriceTable) -> pd.DataFrame:
-    """Per-model calls, tokens, logged cost and cost under `table` (see `step_costs_under`)."""
-    columns = ["model", "calls", "input_tokens", "output_tokens", "old_cost_usd", "new_cost_usd", "priced_by"]
-    if steps.empty:
-        return pd.DataFrame(columns=columns)
-    steps = steps.assign(model=steps.model.fillna(""), new_cost_usd=step_costs_under(steps, table))
-    rows = []
-    for model, group in steps.groupby("model", sort=True):
-        by = table.price(model).provider if model else "(no model: unchanged)"
-        rows.append([model or "(tools without a model)", len(group), int(group.input_tokens.sum()),
-                     int(group.output_tokens.sum()), float(group.cost_usd.sum()), float(group.new_cost_usd.sum()), by])
-    return pd.DataFrame(rows, columns=columns)
+def _score_records(scoring: ScoringRecord, trajs: pd.DataFrame, rewards: np.ndarray, advantages: np.ndarray,
+                   keep: np.ndarray) -> list[ScoreRecord]:
+    return [
+        ScoreRecord(scoring_id=scoring.scoring_id, run_id=row.run_id, task_id=row.task_id, sample_idx=int(row.sample_idx),
+                    train_step=int(row.train_step), reward=float(r), advantage=float(a), keep=bool(k))
+        for row, r, a, k in zip(trajs.itertuples(), rewards, advantages, keep)
+    ]
+
+
+def _records(frame: pd.DataFrame, cls: type) -> list[Any]:
+    """Rows as records; pandas' NaN / NaT for SQL NULL become None."""
+    return [cls(**{k: (None if _is_null(v) else v) for k, v in row.items()}) for row in frame.to_dict(orient="records")]
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (not isinstance(value, (list, dict, str)) and bool(pd.isna(value)))

@@ -7,6 +7,7 @@ YAML; its order fixes the column order of the reward's feature matrix and of pre
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +56,10 @@ class ToolSpec(BaseModel):
     latency: LatencyProfile = Field(default_factory=LatencyProfile, description="Latency profile.")
     backend: dict[str, Any] = Field(default_factory=dict, description="How to run it: `kind` plus options.")
     simulated: bool = Field(False, description="True for `sim:` models; reports and the app label them.")
+    slots: dict[str, "ToolSpec"] = Field(
+        default_factory=dict,
+        description="Paper-toolkit tools only: model slot (e.g. `answer-1`) -> the priced model behind it.",
+    )
 
     @field_validator("parameters")
     @classmethod
@@ -75,8 +80,14 @@ class ToolSpec(BaseModel):
         }
 
 
+ToolSpec.model_rebuild()
+
+
 class Toolkit(BaseModel):
-    """An ordered set of tools; the order is the column order of reward features and preferences."""
+    """An ordered set of tools; the order is the column order of reward features and preferences.
+
+    A reward feature is a tool, or, for the paper toolkit's slot tools, each of its slots (the models
+    are what a preference is about): `feature_names` lists them in order."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -86,16 +97,30 @@ class Toolkit(BaseModel):
 
     @model_validator(mode="after")
     def _unique_names(self) -> "Toolkit":
-        seen: set[str] = set()
-        for tool in self.tools:
-            if tool.name in seen:
-                raise ValueError(f"tool name '{tool.name}' appears twice")
-            seen.add(tool.name)
+        for names, what in ((self.names, "tool name"), (self.feature_names, "tool or slot name")):
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    raise ValueError(f"{what} '{name}' appears twice")
+                seen.add(name)
         return self
 
     @property
     def names(self) -> list[str]:
         return [t.name for t in self.tools]
+
+    @property
+    def feature_names(self) -> list[str]:
+        """Reward feature columns: each tool, or each slot of a slot tool, in toolkit order."""
+        return [name for t in self.tools for name in (list(t.slots) or [t.name])]
+
+    def feature_specs(self) -> dict[str, ToolSpec]:
+        """Feature name -> the spec that prices it (a slot's model spec, or the tool itself)."""
+        return {name: spec for t in self.tools for name, spec in (t.slots.items() if t.slots else [(t.name, t)])}
+
+    def feature_models(self) -> dict[str, str | None]:
+        """Feature name -> model id (None for tools without a model): how preferences name models."""
+        return {name: spec.model for name, spec in self.feature_specs().items()}
 
     def get(self, name: str) -> ToolSpec:
         for tool in self.tools:
@@ -144,8 +169,24 @@ class Toolkit(BaseModel):
             raise LabInputError(f"{source}: {first_error(exc)}") from None
 
 
+def features_of(toolkit_json: str | None) -> dict[str, str | None]:
+    """Reward feature name -> model id of a run's logged toolkit (`RunRecord.toolkit_json`), in column
+    order: each tool, or each slot of a slot tool. Read from the JSON, so toolkits logged before slots
+    existed read the same."""
+    features: dict[str, str | None] = {}
+    for tool in json.loads(toolkit_json or "{}").get("tools", []):
+        slots = tool.get("slots") or {}
+        if slots:
+            features.update({name: spec.get("model") for name, spec in slots.items()})
+        else:
+            features[tool["name"]] = tool.get("model")
+    return features
+
+
 def _priced(spec: ToolSpec, table: PriceTable, source: str = "") -> ToolSpec:
-    """Fill an LLM tool's token prices from the table; explicit per-call prices are kept."""
+    """Fill an LLM tool's token prices from the table (slots too); explicit per-call prices are kept."""
+    if spec.slots:
+        spec = spec.model_copy(update={"slots": {k: _priced(v, table, source) for k, v in spec.slots.items()}})
     if not spec.model:
         return spec
     if not table.has(spec.model):

@@ -46,7 +46,7 @@ def main() -> None:
     """Console-script entry point."""
     _register()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # without standalone mode click returns a command's typer.Exit code
     except LabInputError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
@@ -58,3 +58,5 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -1,9 +1,12 @@
 """`orchestra demo`: the lab end to end on the offline world, with no key, GPU or network.
 
-Builds (or reuses) the offline world, evaluates four orchestrators on the same test tasks (a cheap
-cascade, always-the-strongest-model, an emulation of a prompted Qwen3-8B orchestrator, and the oracle
-upper bound), then prints the comparison and writes its figures. The models are simulated stand-ins
-for the paper's (`sim:*`, priced at the real models' prices) and every table says so.
+Builds (or reuses) the offline world, evaluates four orchestrators on the same test tasks on both
+toolkit shapes (the free-form toolkit, where the orchestrator writes every prompt, and the paper's
+`search` / `enhance_reasoning` / `answer` with model slots): a cheap cascade, always-the-strongest
+model, an emulation of a prompted Qwen3-8B orchestrator, and the oracle, a privileged upper bound
+that reads the grader. Then it prints the comparison, writes its figures and the commands to try
+next. The models are simulated stand-ins for the paper's (`sim:*`, priced at the real models' prices)
+and every table says so.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from lab.report.tables import print_report
 from lab.store import Store, resolve_db_path
 
 DEMO_ORCHESTRATORS = ("scripted:cheapest-first", "scripted:always-strongest", "scripted:qwen3-8b-prompted", "scripted:oracle")
+#: The free-form toolkit and the paper's slot toolkit (configs/toolkits/).
+DEMO_TOOLKITS = ("default", "paper")
 
 
 @app.command("demo")
@@ -32,19 +37,30 @@ def demo(
     html: Optional[Path] = typer.Option(Path("orchestra-demo.html"), help="Where to write the figures (offline HTML)."),
     db: Optional[str] = DbOption,
 ) -> None:
-    """Compare four orchestrators on the offline world: accuracy, cost, latency, tool use, Pareto frontier."""
+    """Compare four orchestrators on both toolkit shapes: accuracy, cost, latency, tool use, Pareto frontier."""
     progress = Console(stderr=True)
     store = Store(resolve_db_path(db))
     progress.print("[bold]Orchestra Lab demo[/]: offline world, simulated models (sim:*) priced at real list prices")
-    run_ids = []
-    for orchestrator in DEMO_ORCHESTRATORS:
-        config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, limit=limit, run_name=f"demo-{orchestrator.split(':')[1]}")
-        (summary,) = run_eval(config, store, progress)
-        run_ids.append(summary.run_id)
-    report = load_report(store, run_ids)
+    runs: dict[tuple[str, str], str] = {}
+    for toolkit in DEMO_TOOLKITS:
+        for orchestrator in DEMO_ORCHESTRATORS:
+            name = orchestrator.split(":")[1]
+            config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, toolkit=toolkit,
+                                      limit=limit, run_name=f"demo-{toolkit}-{name}")
+            (summary,) = run_eval(config, store, progress)
+            runs[toolkit, name] = summary.run_id
+    report = load_report(store, list(runs.values()))
     print_report(report, console)
     if html is not None:
         write_text(html, figures_html(report.figures(), title="Orchestra Lab demo (simulated models)"), "--html")
         console.print(f"figures: {html.resolve()}")
-    console.print(f"store: {store.path}  -  next: orchestra rescore {run_ids[0]} --preference outcome=1,latency=1 "
-                  f"| orchestra reprice {run_ids[1]} --pricing deepinfra")
+    where = f" --db {store.path}" if db else ""
+    cascade, strongest = runs["default", "cheapest-first"], runs["default", "always-strongest"]
+    console.print(f"store: {store.path}")
+    for hint in (
+        # one sample per task: rescoring normalises each task across runs (the preference score)
+        f"orchestra rescore {cascade} --preference outcome=1,latency=1 --across {strongest}{where}",
+        f"orchestra reprice {strongest} --pricing deepinfra{where}",
+        f"orchestra report {runs['paper', 'cheapest-first']} {runs['paper', 'always-strongest']} --pricing deepinfra{where}",
+    ):
+        console.print(f"next: {hint}", soft_wrap=True, highlight=False)

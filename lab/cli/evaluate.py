@@ -2,7 +2,12 @@
 
     orchestra eval --benchmark world --split test --orchestrator scripted:cheapest-first --limit 40
 
+    orchestra eval --orchestrator openai:my-ckpt@http://localhost:8000/v1 --preference held-out \
+        --samples 4 --temperature 0.7 --top-p 0.95
+
 Re-running the same command resumes: finished (task, sample) pairs are skipped, missing ones run.
+`--preference held-out` gives each task a held-out (instruction, P) pair, for preference-following
+(paper Table 3); the instruction each task was shown is logged in the run's config (`lab.preference`).
 """
 
 from __future__ import annotations
@@ -28,9 +33,18 @@ def eval_command(
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
     toolkit: str = typer.Option("default", help="Toolkit name or YAML path."),
     pricing: str = typer.Option("default", help="Provider price table (e.g. together, deepinfra)."),
-    preference: List[str] = typer.Option([], "--preference", "-p", help="P as NAME=VALUE pairs; repeat for one run per vector."),
+    preference: List[str] = typer.Option(
+        [], "--preference", "-p",
+        help="P as NAME=VALUE pairs, or 'held-out' for a held-out (instruction, P) pair per task; repeat for one run each.",
+    ),
+    preference_instruction: Optional[str] = typer.Option(
+        None, "--preference-instruction", help="Instruction shown to every task instead of the one paired with P.",
+    ),
     max_turns: List[int] = typer.Option([], "--max-turns", help="Turn budget; repeat for a sweep (default 50)."),
-    samples: int = typer.Option(1, help="Rollouts per task."),
+    samples: int = typer.Option(1, help="Rollouts per task (hf:/openai: need --temperature > 0 for more than 1)."),
+    temperature: float = typer.Option(0.0, help="Orchestrator sampling temperature (hf:, openai:); 0 is greedy."),
+    top_p: float = typer.Option(1.0, "--top-p", help="Orchestrator nucleus-sampling mass (hf:, openai:)."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
     tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
     concurrency: int = typer.Option(16, help="Rollouts in flight."),
@@ -45,7 +59,8 @@ def eval_command(
     config = EvalConfig.build(
         benchmark=benchmark, benchmark_path=benchmark_path, split=None if split == "all" else split,
         orchestrator=orchestrator, toolkit=toolkit, pricing=pricing, preferences=list(preference),
-        max_turns=list(max_turns) or [50], samples=samples, limit=limit,
+        preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )
@@ -54,9 +69,10 @@ def eval_command(
     summaries = run_eval(config, store, console)
     table = run_summaries(store, [s.run_id for s in summaries])
     if as_json:
-        print_json([{**row, "failed_rollouts": s.failed, "stopped_by_budget": s.stopped_by_budget}
+        print_json([{**row, "unavailable_rollouts": s.unavailable, "error_rollouts": s.failed, "cut_rollouts": s.cut,
+                     "stopped_by_budget": s.stopped_by_budget, "errors_seen": s.errors}
                     for row, s in zip(table.to_dict(orient="records"), summaries)])
     else:
         print_run_summaries(table, summaries, Console())
-    if any(s.failed for s in summaries):
+    if any(s.unavailable for s in summaries):  # an outage: nothing stored for those rollouts, a re-run retries them
         raise typer.Exit(1)

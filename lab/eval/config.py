@@ -11,6 +11,9 @@ from lab.errors import LabInputError, first_error
 
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
+#: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
+MODEL_KINDS = ("hf", "openai")
+
 
 class EvalConfig(BaseModel):
     """One `orchestra eval` invocation. Several preferences or turn budgets make several runs."""
@@ -23,9 +26,21 @@ class EvalConfig(BaseModel):
     orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
     toolkit: str = Field("default", description="Toolkit name (lab/data/toolkits) or a YAML path.")
     pricing: str = Field("default", description="Provider price table for tool costs.")
-    preferences: list[str] = Field(default_factory=list, description="P strings; one run per vector (none: default P).")
+    preferences: list[str] = Field(
+        default_factory=list,
+        description="P strings or 'held-out' (a held-out (PI, P) pair per task, paper Table 3); one run per value "
+                    "(none: default P, no instruction).",
+    )
+    preference_instruction: str | None = Field(
+        None, description="Preference instruction shown to every task, replacing the one paired with P (lab.preference).",
+    )
     max_turns: list[int] = Field(default_factory=lambda: [50], description="Turn budgets; one run per value (paper: 50).")
     samples: int = Field(1, ge=1, description="Rollouts per task.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Orchestrator sampling temperature (hf:, openai:); 0 is greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Orchestrator nucleus-sampling mass (hf:, openai:).")
+    max_new_tokens: int | None = Field(
+        None, ge=1, description="Orchestrator tokens per turn (openai: max_tokens); None keeps the policy's default.",
+    )
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -40,6 +55,15 @@ class EvalConfig(BaseModel):
             raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
         if any(t < 1 for t in self.max_turns):
             raise ValueError(f"--max-turns must be >= 1, got {self.max_turns}")
+        if self.preference_instruction is not None and not self.preference_instruction.strip():
+            raise ValueError("--preference-instruction is empty; pass the text or leave the flag out")
+        # greedy decoding of a model makes every sample of a task the same rollout; scripts seed their
+        # tools per sample, so their samples differ at any temperature
+        if self.samples > 1 and self.temperature == 0 and self.orchestrator.split(":")[0] in MODEL_KINDS:
+            raise ValueError(
+                f"--samples {self.samples} with --temperature 0: {self.orchestrator} decodes greedily, so the "
+                f"samples of a task would be identical; pass --temperature > 0 (e.g. 0.7) or --samples 1"
+            )
         return self
 
     @classmethod
@@ -56,8 +80,8 @@ class EvalConfig(BaseModel):
         return [(p, t) for p in prefs for t in self.max_turns]
 
     def run_id(self, preference: str | None, max_turns: int, toolkit_json: str = "") -> str:
-        """Stable id: the same command (same tasks, tools, policy, seed) resumes the same run; an edited
-        toolkit file (`toolkit_json`, the loaded toolkit) starts a new one."""
+        """Stable id: the same command (same tasks, tools, policy, sampling, instruction, seed) resumes the
+        same run; an edited toolkit file (`toolkit_json`, the loaded toolkit) starts a new one."""
         identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]

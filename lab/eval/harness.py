@@ -4,8 +4,17 @@ Shape of a run: workers pull (task, sample) pairs from a queue, run the shared r
 finished rollouts to one writer task that commits them in batches (DuckDB opens cost ~20 ms, so one
 transaction per batch, not per trajectory). Resuming is by key: the run id is a hash of the command, and
 pairs already in the store are skipped, so re-running after Ctrl-C or SIGKILL finishes only the missing
-ones and never duplicates one. A rollout whose *policy* was unavailable is not written, so a resume
-retries it rather than recording an outage as a wrong answer.
+ones and never duplicates one.
+
+What is written: every rollout that produced a result, including failures (status `error`, with the
+error text, counted by `orchestra runs` and the report). Not written: rollouts whose orchestrator
+endpoint was unavailable (an outage says nothing about the orchestrator; a resume retries them and
+the command exits 1 naming them). Rollouts cut by `--budget-usd` are written with status `cut`, never as
+wrong answers, and a resume re-runs them.
+
+Budget: each rollout runs under an allowance reserved against the cap and stops at the end of the
+turn that reaches it, so the total can pass the cap by at most the cost of one turn (up to
+`max_calls_per_turn` tool calls plus the orchestrator's own tokens) for each rollout in flight.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
 from lab.policies import make_policy
-from lab.preference import Preference
+from lab.preference import task_preferences
 from lab.records import RunRecord, TokenTrajectoryRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
 from lab.store import Store, queries
@@ -47,12 +56,16 @@ class RunSummary:
     latency_s: float = 0.0
     skipped_done: int = 0
     failed: int = 0
+    unavailable: int = 0
+    cut: int = 0
     stopped_by_budget: bool = False
     errors: list[str] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:
-        return self.solved / self.trajectories if self.trajectories else None
+        """Over finished rollouts: cut ones are no result (and unavailable ones were never written)."""
+        done = self.trajectories - self.cut
+        return self.solved / done if done > 0 else None
 
 
 def run_eval(config: EvalConfig, store: Store, console: Console | None = None) -> list[RunSummary]:
@@ -66,7 +79,8 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     source = load_source(config)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     tools = build_tools(toolkit)
-    policy = make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for)
+    policy = make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
+                         temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens)
     store.write_tasks([task_record for task_record in source.records])
     summaries = []
     budget = _Budget(config.budget_usd)
@@ -85,19 +99,22 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
 
 async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
-    pref = Preference.parse(preference, toolkit.names) if preference else Preference.default(toolkit.names)
+    # each task's P and instruction (held-out pair, eval wording or template), picked by task id
+    prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
     summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns)
     done = store.completed_keys(run_id)
     pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
     summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
     if done:  # a resumed run's cap covers what it already spent, and its costs so far are known
-        logged = queries.trajectories_df(store, [run_id]).cost_usd
+        logged = queries.trajectories_df(store, [run_id], include_cut=True).cost_usd
         budget.spent += float(logged.sum())
         budget.largest = max(budget.largest, float(logged.max()))
     store.write_run(RunRecord(
         run_id=run_id, kind="eval", name=config.run_name, benchmark=config.benchmark, orchestrator=policy.name,
-        # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports).
-        config_json=json.dumps({**config.model_dump(mode="json"), "variant": {"preference": preference, "max_turns": max_turns}}),
+        # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports);
+        # `instruction` holds the per-task choices (`lab.preference.logged_instruction` reads them back).
+        config_json=json.dumps({**config.model_dump(mode="json"),
+                                "variant": {"preference": preference, "max_turns": max_turns, "instruction": prefs.log()}}),
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=_git_sha(), started_at=utcnow(),
     ))
@@ -118,7 +135,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
             await limiter.wait()
             request = RolloutRequest(
                 run_id=run_id, task=task, sample_idx=sample_idx, group_id=f"{task.task_id}",
-                preference=pref.as_dict(), preference_instruction=pref.instruction,
+                preference=prefs.for_task(task.task_id).as_dict(), preference_instruction=prefs.for_task(task.task_id).instruction,
                 seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark,
             )
             task_tools = source.tools_for(task)
@@ -140,7 +157,8 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
         try:
             # the writer only ends early by failing: then stop spending on rollouts nobody can store
             await _first_failure(workers, writer)
-            status = "interrupted" if summary.stopped_by_budget else "finished"
+            # outages and budget stops leave rollouts to run: the same command resumes them
+            status = "interrupted" if summary.stopped_by_budget or summary.unavailable else "finished"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -191,16 +209,20 @@ async def _writer(store: Store, results: asyncio.Queue, summary: RunSummary, pro
 
 
 def _commit(store: Store, batch: list[RolloutResult], summary: RunSummary) -> None:
+    """Write the batch's results; outages are counted and named, never written (see the module docstring)."""
     keep = []
     for result in batch:
         traj = result.trajectory
-        if traj.error and traj.error.startswith("policy failed"):
-            summary.failed += 1
+        if result.unavailable or traj.status == "error":
+            summary.unavailable += bool(result.unavailable)
+            summary.failed += traj.status == "error"
             if len(summary.errors) < 5:
-                summary.errors.append(f"{traj.task_id}: {traj.error}")
-            continue
+                summary.errors.append(f"{traj.task_id}#{traj.sample_idx}: {traj.error}")
+            if result.unavailable:
+                continue
         keep.append((traj, result.steps, _token_record(result)))
         summary.trajectories += 1
+        summary.cut += traj.status == "cut"
         summary.solved += traj.outcome
         summary.cost_usd += traj.cost_usd
         summary.latency_s += traj.latency_s

@@ -19,8 +19,13 @@ def policy_names() -> list[str]:
 def make_policy(
     spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None,
     task_tools: Callable[[Any], dict[str, Tool]] | None = None,
+    temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
 ) -> Policy:
-    """Build the orchestrator named by `spec` (the `--orchestrator` flag)."""
+    """Build the orchestrator named by `spec` (the `--orchestrator` flag).
+
+    `temperature`, `top_p` and `max_new_tokens` (None: the policy's own default) set how `hf:` and
+    `openai:` orchestrators sample; scripts ignore them (their randomness is the rollout seed)."""
+    sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p}
     kind, _, name = spec.partition(":")
     if kind == "scripted":
         from lab.policies.scripted import SCRIPTS, ScriptedPolicy
@@ -37,9 +42,11 @@ def make_policy(
     if kind == "openai":
         from lab.policies.openai_policy import OpenAIPolicy
 
-        return OpenAIPolicy.from_spec(spec, pricing=pricing)
+        tokens = {} if max_new_tokens is None else {"max_tokens": max_new_tokens}
+        return OpenAIPolicy.from_spec(spec, pricing=pricing, **sampling, **tokens)
     if kind == "hf":
         from lab.policies.hf_policy import HFPolicy
 
-        return HFPolicy.from_spec(spec)
+        tokens = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        return HFPolicy.from_spec(spec, **sampling, **tokens)
     raise LabInputError(f"--orchestrator '{spec}': expected one of {', '.join(policy_names())}")

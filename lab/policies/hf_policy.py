@@ -1,16 +1,40 @@
 """`hf:<path>`: a local transformers causal LM orchestrating with its own chat template (CPU or GPU).
 
-Training needs the exact tokens the model sampled, so this session keeps a token buffer: the prompt ids
-once, then per turn the sampled completion ids (mask 1, with their logprobs) and the ids of whatever the
-environment adds (tool responses and the template's turn markers, mask 0). Only those added fragments
-are rendered with the chat template; the model's own tokens are never re-tokenized from text, which
-would silently change them (TRL and the paper's trainer need the sampled ids for importance ratios).
+Training needs the exact tokens the model sampled and the exact context it sampled them in, so a
+session keeps a token buffer and never re-tokenises the model's own text (that silently changes ids,
+and GRPO's importance ratios need the sampled ones):
+
+    prompt_ids     = tok(render(system, user, generation prompt))                       mask
+    completion_ids = sampled_1 (ends on <eot>, or + <eot> when cut by max_new_tokens)   1...1 (0)
+                   + tok(fragment_1: the turn's tail, new tool/user turns, next prompt) 0...0
+                   + sampled_2 ...                                                      1...1
+
+`<eot>` is the template's end-of-turn token (`<|im_end|>` for ChatML/Qwen3, which need not be
+`tokenizer.eos_token`); each assistant turn holds exactly one, as its last token.
+
+Where a fragment comes from. Chat templates are not append-only: Qwen3 drops the `<think>` blocks of
+assistant turns before the last user query and re-spaces the ones it keeps, so cutting "render
+after minus render before" corrupts ids once a turn is rewritten. At each turn the new render is
+instead parsed against the buffer: every template segment the buffer holds (system, user and tool
+turns, turn markers) must reappear byte for byte, each assistant turn must reappear as the text the
+model sampled up to `<think>` blocks and whitespace (the only rewriting accepted, by design), closed
+by `<eot>`; the fragment is what follows the last assistant turn's `<eot>`. Anything else raises
+`ChatTemplateError` naming the turn, and the buffer must decode to exactly the text it stands for.
+So the buffer is the conversation as the model saw it, earlier think blocks included.
+
+Sampling. Logprobs are log-softmax of the raw logits (temperature 1, before temperature/top-p), the
+quantity the trainer recomputes for pi_theta. temperature 0 is greedy; otherwise each turn draws
+from its own generator seeded by (session seed, turn), so reruns repeat and other seeds differ.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
+import re
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +42,38 @@ from lab.errors import LabInputError
 from lab.rollout.policy import PolicyOutput, TokenTrajectory
 from lab.toolspec import ToolSpec
 
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_PROBE = "EOT-PROBE-7f3a"  # assistant content whose rendered tail reveals the end-of-turn token
+
+
+class ChatTemplateError(LabInputError):
+    """The model's chat template cannot yield a consistent token buffer (raised before corrupting it)."""
+
 
 class HFPolicy:
-    """An orchestrator run in-process by transformers."""
+    """An orchestrator run in-process by transformers.
 
-    def __init__(self, path: str, max_new_tokens: int = 512, temperature: float = 0.0, device: str | None = None) -> None:
+    Args:
+        path: model directory, `.gguf` file, or `smollm2` (the offline SmolLM2-135M-Instruct GGUF).
+        max_new_tokens: generation limit per turn (`--max-new-tokens`); a cut turn is closed with `<eot>`.
+        temperature: 0 = greedy (`--temperature`); > 0 samples, seeded per (rollout seed, turn).
+        top_p: nucleus mass kept when sampling (`--top-p`); 1 keeps the whole distribution.
+        device: `cpu`, `cuda` or None (CUDA when available).
+    """
+
+    def __init__(self, path: str, max_new_tokens: int = 512, temperature: float = 0.0, top_p: float = 1.0,
+                 device: str | None = None) -> None:
+        if max_new_tokens < 1:
+            raise LabInputError(f"--max-new-tokens must be at least 1 (got {max_new_tokens})")
+        if temperature < 0:
+            raise LabInputError(f"--temperature must be >= 0, 0 meaning greedy (got {temperature})")
+        if not 0 < top_p <= 1:
+            raise LabInputError(f"--top-p must be in (0, 1] (got {top_p})")
         self.path = path
         self.name = f"hf:{path}"
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
+        self.top_p = top_p
         self.device = device
 
     @classmethod
@@ -51,7 +98,66 @@ def load_model(path: str, device: str | None = None) -> Any:
     return load_local_model(target, device=device or "auto")
 
 
+def end_of_turn(tokenizer: Any) -> tuple[int, str]:
+    """(id, text) of the token that closes an assistant turn in the tokenizer's chat template.
+
+    Found by rendering a one-exchange conversation and tokenising what follows the assistant's text:
+    `<|im_end|>` for ChatML and Qwen3, `<|eot_id|>` for Llama 3, `<end_of_turn>` for Gemma.
+    """
+    probe = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": _PROBE}]
+    try:
+        text = tokenizer.apply_chat_template(probe, tokenize=False)
+    except Exception as exc:  # no template, or one that rejects a plain user/assistant exchange
+        raise ChatTemplateError(f"hf: cannot render a chat with this tokenizer: {type(exc).__name__}: {exc}") from None
+    tail = text[text.rfind(_PROBE) + len(_PROBE):] if _PROBE in text else ""
+    ids = tokenizer(tail, add_special_tokens=False).input_ids if tail.strip() else []
+    added = set(getattr(tokenizer, "added_tokens_decoder", {})) | set(tokenizer.all_special_ids)
+    if ids and ids[0] in added:
+        return ids[0], _decode(tokenizer, ids[:1])
+    eos = tokenizer.eos_token
+    if eos and tail.lstrip().startswith(eos):
+        return tokenizer.eos_token_id, eos
+    raise ChatTemplateError(f"hf: cannot tell which token ends an assistant turn: the template renders {tail!r} after it")
+
+
+def _decode(tokenizer: Any, ids: list[int]) -> str:
+    return tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def _canon(text: str) -> str:
+    """An assistant turn up to what templates may rewrite in it: `<think>` blocks and whitespace."""
+    return " ".join(_THINK.sub(" ", text).split())
+
+
+def _turn_seed(seed: int, turn: int) -> int:
+    """A 63-bit seed per (session seed, turn): reruns repeat, other seeds and turns draw independently."""
+    digest = hashlib.blake2b(f"{seed}/{turn}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def _choose(logits: Any, temperature: float, top_p: float, generator: Any) -> int:
+    """The next token from raw logits (vocab,): argmax at temperature 0, else a seeded nucleus draw."""
+    import torch
+
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits / temperature, dim=-1)
+    if top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        sorted_probs[sorted_probs.cumsum(0) - sorted_probs >= top_p] = 0.0  # mass before it already >= top_p
+        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+    return int(torch.multinomial(probs, 1, generator=generator))
+
+
+def _first_difference(expected: str, got: str) -> str:
+    i = next((n for n, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got)))
+    return f"expected {expected[max(0, i - 30): i + 40]!r}, the template now renders {got[max(0, i - 30): i + 40]!r}"
+
+
 class _HFSession:
+    """One rollout's token buffer. The texts below mirror it segment by segment, so each new render
+    can be checked against what the model actually saw."""
+
     def __init__(self, policy: HFPolicy, loaded: Any, seed: int) -> None:
         self.policy = policy
         self.loaded = loaded
@@ -59,70 +165,129 @@ class _HFSession:
         self.tokenizer = loaded.tokenizer
         self.seed = seed
         self.tokens = TokenTrajectory()
-        self._rendered = 0  # messages already in the token buffer
-        self._eos_text = self.tokenizer.eos_token or ""
+        self.eot_id, self.eot_text = end_of_turn(self.tokenizer)
+        eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        eos = eos if isinstance(eos, list) else [eos]
+        self.stop_ids = {self.eot_id, self.tokenizer.eos_token_id, *eos} - {None}
+        forward = inspect.signature(self.model.forward).parameters
+        self._keep_last = "logits_to_keep" in forward
+        self._cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+        self._text = ""  # what prompt_ids + completion_ids decode to
+        self._before: list[str] = []  # per turn: template text from the previous <eot> to the generation prompt
+        self._said: list[str] = []  # per turn: generation prompt + the sampled text, as the model saw it
+        self._contents: list[str] = []  # per turn: the text handed to the engine (its assistant message)
+        self._n_messages = 0  # messages in the conversation at the last turn
 
     async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
-        self._append_new_messages(messages)
+        turn = len(self._said) + 1
         started = time.monotonic()
-        completion, logprobs, closed = await asyncio.to_thread(self._sample)
-        self._rendered = len(messages) + 1  # the assistant message the engine appends next
-        self.tokens.completion_ids += completion
-        self.tokens.mask += [1] * len(completion)
-        self.tokens.logprobs += logprobs
-        if closed is not None:
-            # cut by max_new_tokens: close the turn (not sampled, so mask 0) so the next fragment lines up
-            self.tokens.completion_ids.append(closed)
-            self.tokens.mask.append(0)
-            self.tokens.logprobs.append(0.0)
-        text = self.tokenizer.decode(completion, skip_special_tokens=True)
-        return PolicyOutput(
-            text=text, input_tokens=len(self.tokens.prompt_ids) + len(self.tokens.completion_ids) - len(completion),
-            output_tokens=len(completion), latency_s=time.monotonic() - started,
-        )
+        if turn == 1:
+            fragment, prompt_head = self._render_with_head(messages)
+        else:
+            fragment, prompt_head = self._new_fragment(messages, turn)
+        ids = self._encode(fragment, turn)
+        context = self.tokens.prompt_ids + self.tokens.completion_ids + ids
+        sampled, logprobs = await asyncio.to_thread(self._sample, context, turn)
+        # commit only now: a turn that raised above leaves the buffer as it was
+        if turn == 1:
+            self.tokens.prompt_ids = ids
+        else:
+            self._extend(ids, [0] * len(ids), [0.0] * len(ids))
+        body = sampled[:-1] if sampled and sampled[-1] in self.stop_ids else sampled
+        self._extend(sampled, [1] * len(sampled), logprobs)
+        self._text += fragment + _decode(self.tokenizer, sampled)
+        if sampled[-1:] != [self.eot_id]:  # cut by max_new_tokens (or stopped on another eos): close the turn
+            self._extend([self.eot_id], [0], [0.0])
+            self._text += self.eot_text
+        text = _decode(self.tokenizer, body)
+        self._before.append(fragment[: len(fragment) - len(prompt_head)])
+        self._said.append(prompt_head + text)
+        self._contents.append(text)
+        self._n_messages = len(messages)
+        return PolicyOutput(text=text, input_tokens=len(context), output_tokens=len(sampled),
+                            latency_s=time.monotonic() - started)
 
     def token_trajectory(self) -> TokenTrajectory:
         return self.tokens
 
-    def _append_new_messages(self, messages: list[dict[str, Any]]) -> None:
-        """Append the ids of messages the buffer lacks: the whole prompt at first, then only the new
-        fragment (tool responses + turn markers), found as the template's text after the last end-of-turn
-        marker of the conversation so far."""
-        if not self.tokens.prompt_ids:
-            text = self._render(messages, generation_prompt=True)
-            self.tokens.prompt_ids = self.tokenizer(text, add_special_tokens=False).input_ids
-            return
-        before = self._render(messages[: self._rendered], generation_prompt=False)
-        after = self._render(messages, generation_prompt=True)
-        cut = before.rfind(self._eos_text) + len(self._eos_text) if self._eos_text in before else len(before)
-        fragment = after[cut:]
-        ids = self.tokenizer(fragment, add_special_tokens=False).input_ids
-        self.tokens.completion_ids += ids
-        self.tokens.mask += [0] * len(ids)
-        self.tokens.logprobs += [0.0] * len(ids)
+    # -- stages ---------------------------------------------------------------------------------------
+
+    def _new_fragment(self, messages: list[dict[str, Any]], turn: int) -> tuple[str, str]:
+        """The template text for the messages added since the last turn, after checking that the new
+        render reproduces the buffer: -> (fragment, its generation prompt)."""
+        n = self._n_messages
+        said = messages[n] if len(messages) > n else {}
+        if said.get("role") != "assistant" or said.get("content") != self._contents[-1]:
+            raise self._error(turn, f"message {n} must be the assistant turn this session sampled")
+        if len(messages) == n + 1:
+            raise self._error(turn, "no new message after the last assistant turn")
+        full, prompt_head = self._render_with_head(messages)
+        pos = 0
+        for j, (before, turn_text) in enumerate(zip(self._before, self._said), start=1):
+            if not full.startswith(before, pos):
+                raise self._error(turn, f"the template re-renders the text before assistant turn {j} differently: "
+                                        f"{_first_difference(before, full[pos:])}")
+            pos += len(before)
+            end = full.find(self.eot_text, pos)
+            if end < 0:
+                raise self._error(turn, f"assistant turn {j} is no longer closed by {self.eot_text!r}")
+            if _canon(full[pos:end]) != _canon(turn_text):
+                raise self._error(turn, f"the template rewrites assistant turn {j} beyond <think> blocks and "
+                                        f"whitespace: {_first_difference(_canon(turn_text), _canon(full[pos:end]))}")
+            pos = end + len(self.eot_text)
+        return full[pos:], prompt_head
+
+    def _render_with_head(self, messages: list[dict[str, Any]]) -> tuple[str, str]:
+        """(render with the generation prompt, that generation prompt's text) for `messages`."""
+        full = self._render(messages, generation_prompt=True)
+        bare = self._render(messages, generation_prompt=False)
+        return full, full[len(bare):] if full.startswith(bare) else ""
 
     def _render(self, messages: list[dict[str, Any]], generation_prompt: bool) -> str:
         plain = [{"role": m["role"], "content": m["content"]} for m in messages]
         return self.tokenizer.apply_chat_template(plain, tokenize=False, add_generation_prompt=generation_prompt)
 
-    def _sample(self) -> tuple[list[int], list[float], int | None]:
-        """Sample one turn -> (ids, logprobs, end-of-turn id to append when generation was cut)."""
+    def _encode(self, fragment: str, turn: int) -> list[int]:
+        """Ids of a template fragment, checked to decode, after the buffer, to exactly the text intended."""
+        ids = self.tokenizer(fragment, add_special_tokens=False).input_ids
+        buffer = self.tokens.prompt_ids + self.tokens.completion_ids + ids
+        got, want = _decode(self.tokenizer, buffer), self._text + fragment
+        if unicodedata.normalize("NFC", got) != unicodedata.normalize("NFC", want):
+            raise self._error(turn, f"the token buffer does not decode to the rendered conversation: "
+                                    f"{_first_difference(want, got)}")
+        return ids
+
+    def _sample(self, context: list[int], turn: int) -> tuple[list[int], list[float]]:
+        """One turn after `context`: (sampled ids ending on a stop token unless cut, raw-logit logprobs).
+        Blocking; a KV-cached loop rather than `generate` so logits are raw and the generator is ours."""
         import torch
 
-        context = self.tokens.prompt_ids + self.tokens.completion_ids
-        input_ids = torch.tensor([context], device=self.model.device)
-        sampling = self.policy.temperature > 0
-        with self.loaded.lock, torch.no_grad():
-            torch.manual_seed(self.seed + len(context))
-            out = self.model.generate(
-                input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=self.policy.max_new_tokens,
-                do_sample=sampling, temperature=self.policy.temperature if sampling else None, top_p=None, top_k=None,
-                output_scores=True, return_dict_in_generate=True, pad_token_id=self.tokenizer.eos_token_id,
-            )
-            completion = out.sequences[0, input_ids.shape[1]:]
-            scores = torch.stack(out.scores, dim=0)[:, 0, :].float()  # (T, vocab)
-            logprobs = torch.log_softmax(scores, dim=-1).gather(1, completion[:, None])[:, 0]
-        ids = completion.tolist()
-        eos = self.tokenizer.eos_token_id
-        closed = eos if eos is not None and (not ids or ids[-1] != eos) else None
-        return ids, logprobs.tolist(), closed
+        model, policy = self.model, self.policy
+        window = getattr(model.config, "max_position_embeddings", None) or len(context) + policy.max_new_tokens
+        budget = min(policy.max_new_tokens, window - len(context))
+        if budget < 1:
+            raise LabInputError(f"hf: turn {turn}: the conversation ({len(context)} tokens) fills the {window}-token window")
+        generator = torch.Generator(device=model.device).manual_seed(_turn_seed(self.seed, turn))
+        step = torch.tensor([context], device=model.device)  # (1, T), then (1, 1) per new token
+        keep = {"logits_to_keep": 1} if self._keep_last else {}  # prefill: logits of the last position only
+        cache, ids, logprobs = None, [], []
+        with self.loaded.lock, torch.inference_mode():
+            for _ in range(budget):
+                out = model(input_ids=step, use_cache=True, **{self._cache_name: cache}, **keep)
+                cache = getattr(out, self._cache_name)
+                logits = out.logits[0, -1].float()  # (vocab,) raw: no temperature, no top-p
+                token = _choose(logits, policy.temperature, policy.top_p, generator)
+                ids.append(token)
+                logprobs.append(float(torch.log_softmax(logits, dim=-1)[token]))
+                if token in self.stop_ids:
+                    break
+                step = torch.tensor([[token]], device=model.device)
+        return ids, logprobs
+
+    def _extend(self, ids: list[int], mask: list[int], logprobs: list[float]) -> None:
+        self.tokens.completion_ids += ids
+        self.tokens.mask += mask
+        self.tokens.logprobs += logprobs
+
+    def _error(self, turn: int, problem: str) -> ChatTemplateError:
+        return ChatTemplateError(f"hf: {self.policy.path}: turn {turn}: {problem}; refusing to build a corrupt token buffer")

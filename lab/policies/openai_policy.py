@@ -1,7 +1,14 @@
 """`openai:<model>@<base_url>`: an orchestrator served by any OpenAI-compatible endpoint.
 
-This is how vLLM-served checkpoints (`--enable-auto-tool-choice --tool-call-parser hermes`), OpenAI and
-Together models orchestrate, and how prompted baselines such as GPT-5-as-orchestrator run.
+This is how vLLM-served checkpoints, OpenAI and Together models orchestrate, and how prompted baselines
+such as GPT-5-as-orchestrator run.
+
+Why no `tools` parameter: the engine's system prompt (`lab.rollout.prompt.system_prompt`) already holds
+the priced tool catalog, and a server renders `tools` into the prompt again, so the orchestrator would
+read the catalog twice and `openai:` runs would see a different prompt from `hf:` runs of the same
+checkpoint. The messages go out as the engine built them (results of text calls as user turns, see
+`_wire_message`); calls come back as `<tool_call>` text, which `lab.rollout.parse` reads. A server that parses calls itself (vLLM `--tool-call-parser hermes`)
+may still return native `tool_calls`; they are handled too, and answered by call id.
 
 Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the hot loop of an
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine
@@ -20,17 +27,16 @@ from typing import Any
 import aiohttp
 import orjson
 
-from lab.errors import LabInputError
+from lab.errors import EndpointUnavailable, LabInputError
 from lab.pricing import ModelPrice, PriceTable
 from lab.rollout.policy import PolicyOutput, TokenTrajectory
-from lab.rollout.prompt import catalog_entries
 from lab.toolspec import ToolSpec
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 
 
-class PolicyUnavailable(RuntimeError):
-    """The endpoint could not produce a turn (after retries). The harness re-runs such rollouts on resume."""
+class PolicyUnavailable(EndpointUnavailable):
+    """The endpoint could not produce a turn (after retries): not written, re-run on resume."""
 
 
 class OpenAIPolicy:
@@ -42,6 +48,7 @@ class OpenAIPolicy:
         base_url: str,
         api_key_env: str = "OPENAI_API_KEY",
         temperature: float = 0.0,
+        top_p: float = 1.0,
         max_tokens: int = 2048,
         timeout_s: float = 120.0,
         max_retries: int = 3,
@@ -52,6 +59,7 @@ class OpenAIPolicy:
         self.name = f"openai:{model}@{self.base_url}"
         self._api_key_env = api_key_env
         self.temperature = temperature
+        self.top_p = top_p
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -59,17 +67,18 @@ class OpenAIPolicy:
         self._http: aiohttp.ClientSession | None = None
 
     @classmethod
-    def from_spec(cls, spec: str, pricing: str = "default") -> "OpenAIPolicy":
-        """Parse `openai:<model>@<base_url>`; the model is priced when the table knows it."""
+    def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> "OpenAIPolicy":
+        """Parse `openai:<model>@<base_url>`; the model is priced when the table knows it. `kwargs` go to
+        the constructor (temperature, top_p, max_tokens...)."""
         body = spec.removeprefix("openai:")
         model, sep, base_url = body.partition("@")
         if not model or not sep or not base_url.startswith(("http://", "https://")):
             raise LabInputError(f"--orchestrator '{spec}': expected openai:<model>@<http(s) base url>")
         table = PriceTable.load(pricing)
-        return cls(model=model, base_url=base_url, price=table.price(model) if table.has(model) else None)
+        return cls(model=model, base_url=base_url, price=table.price(model) if table.has(model) else None, **kwargs)
 
     def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_OpenAISession":
-        return _OpenAISession(self, catalog_entries(specs), seed)
+        return _OpenAISession(self, seed)  # the catalog travels in the system prompt only
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self._api_key_env) or "EMPTY"  # local vLLM servers take any key
@@ -105,9 +114,8 @@ class OpenAIPolicy:
 
 
 class _OpenAISession:
-    def __init__(self, policy: OpenAIPolicy, tools: list[dict[str, Any]], seed: int) -> None:
+    def __init__(self, policy: OpenAIPolicy, seed: int) -> None:
         self.policy = policy
-        self.tools = tools
         self.seed = seed
 
     async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
@@ -115,11 +123,10 @@ class _OpenAISession:
             "model": self.policy.model,
             "messages": [_wire_message(m) for m in messages],
             "temperature": self.policy.temperature,
+            "top_p": self.policy.top_p,
             "max_tokens": self.policy.max_tokens,
-            "seed": self.seed,
+            "seed": self.seed,  # the rollout seed differs per sample, so sampled turns differ too
         }
-        if self.tools:
-            payload["tools"] = self.tools
         started = time.monotonic()
         body = await self.policy.chat(payload)
         latency = time.monotonic() - started

@@ -4,15 +4,22 @@ Each policy is a *script*: a generator that yields the text of one orchestrator 
 answer, in the same Hermes format an LLM writes) and receives the tool responses back. So scripted
 runs exercise the real engine, parser, tools, store and reward exactly as a model would.
 
-What a script may know: the task's family and what it needs (retrieval, code, actions), as a prompted
-orchestrator reading the question would; never its answer, except `oracle`, which is an upper bound and
-says so. Model strength is ranked by price (a documented proxy: within a provider table the stronger
-model costs more).
+What a script knows is what any orchestrator knows: the question (a `TaskView`), the tool catalog and
+the observations. Never the task's answer, its key facts or how it was made (hop queries, needs):
+deciding what to search for next is delegated to a model, as a prompted orchestrator would. Model
+strength is ranked by price (a documented proxy: within a provider table the stronger model costs
+more). The oracle (`lab.policies.oracle`) is the one exception, labelled a privileged upper bound.
 
-Evidence flow, shared by all scripts: retrieval tasks search the local index with the question;
-computational tasks ask the cheapest coder model for a program and run it in the code interpreter;
-action tasks ask a model for an action plan and carry it out with the domain tools. The facts found go
-into the prompt of the answering model, which sees nothing else (that is how delegation works).
+Both toolkit shapes are supported:
+- free-form (`configs/toolkits/default.yaml`): the script writes every prompt. It asks a model for a
+  search query until the model says `none` (at most `MAX_HOPS`), searches, asks a coder for a program
+  and runs it, then asks the answering model(s) with the facts found in the prompt.
+- paper (`configs/toolkits/paper.yaml`): the script only picks tools and slots: `search` until the
+  slot's model has nothing left to look up, `enhance_reasoning` once, then `answer`, which ends the
+  episode (so a cascade cannot escalate after it: on this shape `cheapest-first` answers with the
+  cheapest slot).
+Action tasks (a domain's tools in the catalog, e.g. the bookshop): ask a model for a plan, carry out
+its lookups, ask again with what they returned, and carry out the writes once the plan has them.
 """
 
 from __future__ import annotations
@@ -20,32 +27,44 @@ from __future__ import annotations
 import json
 import random
 import re
-from functools import lru_cache
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from importlib import resources
-from typing import Any, Callable, Generator
+from typing import Any
 
 import yaml
 
 from lab.errors import LabInputError
 from lab.rollout.parse import format_tool_call
-from lab.rollout.policy import PolicyOutput, TokenTrajectory
+from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
+from lab.tools.paper import NOTHING_TO_SEARCH
+from lab.tools.registry import KINDS as TOOLKIT_KINDS
 from lab.toolspec import ToolSpec
 
 Script = Generator[str, list[str], None]
 ANSWER_RE = re.compile(r"ANSWER:\s*(.+)")
+QUERY_RE = re.compile(r"QUERY:\s*(.+)")
 CODE_RE = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
 CONFIDENCE_LOW = "CONFIDENCE: low"
+#: Searches per question at most (the world's questions have 2-4 hops).
+MAX_HOPS = 4
+#: Plan requests per action task at most (lookups come back between them).
+MAX_PLAN_ROUNDS = 4
+#: Tool names that only read, by the usual naming of domain APIs (tau2 retail, the bookshop).
+READ_PREFIXES = ("get_", "find_", "list_", "search_", "lookup_", "check_", "calculate", "think")
 
 
 class ScriptedPolicy:
-    """A policy whose turns come from a script function `(task, specs, rng) -> Script`."""
+    """A policy whose turns come from a script function `(view, kit, rng) -> Script`."""
 
     def __init__(self, name: str, script: Callable[..., Script]) -> None:
         self.name = f"scripted:{name}"
         self.script = script
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_ScriptSession":
-        return _ScriptSession(self.script(task, specs, random.Random(f"{self.name}:{task.task_id}:{seed}")))
+    def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> "_ScriptSession":
+        rng = random.Random(f"{self.name}:{task.task_id}:{seed}")
+        return _ScriptSession(self.script(TaskView(task.task_id, task.question), Kit(specs), rng))
 
 
 class _ScriptSession:
@@ -76,24 +95,66 @@ def _observations_since_last_turn(messages: list[dict[str, Any]]) -> list[str]:
     return list(reversed(out))
 
 
+# ---- the catalog as a script reads it ----------------------------------------------------------
+
+
+@dataclass
+class Kit:
+    """The tool catalog, read the way a prompted orchestrator reads it: models by price, slots, domain tools."""
+
+    specs: list[ToolSpec]
+
+    def has(self, name: str) -> bool:
+        return any(s.name == name for s in self.specs)
+
+    @cached_property
+    def paper(self) -> bool:
+        """The paper's shape: slot tools (`search`, `enhance_reasoning`, `answer`) instead of model tools."""
+        return any(s.slots for s in self.specs)
+
+    @cached_property
+    def domain(self) -> list[ToolSpec]:
+        """The task's own tools (a shop's API): everything that is no toolkit tool."""
+        return [s for s in self.specs if not s.model and not s.slots and s.backend.get("kind") not in TOOLKIT_KINDS]
+
+    @cached_property
+    def _model_specs(self) -> list[ToolSpec]:
+        if self.paper:
+            specs = [slot for s in self.specs for slot in s.slots.values()]
+        else:
+            specs = [s for s in self.specs if s.model]
+        return sorted(specs, key=lambda s: (s.output_per_mtok + s.input_per_mtok, s.model or ""))
+
+    def models(self, category: str | None = None) -> list[str]:
+        """Model ids in the catalog, cheapest first (optionally one category)."""
+        chosen = [s.model for s in self._model_specs if s.model and (category is None or s.category == category)]
+        return list(dict.fromkeys(chosen))
+
+    def generalists(self) -> list[str]:
+        return self.models("generalist") or self.models()
+
+    def coder(self, preferred: str | None = None) -> str:
+        """The model asked for programs: `preferred` when it can be asked, else the cheapest coder."""
+        coders = [m for m in self.models() if "coder" in m] or self.generalists()
+        return preferred if preferred and self._free_tool(preferred) is not None else coders[0]
+
+    def _free_tool(self, model: str) -> ToolSpec | None:
+        return next((s for s in self._model_specs if s.model == model and not self.paper), None)
+
+    def tool_for(self, model: str) -> str:
+        """Free-form shape: the name of the tool that asks `model` (the cheapest generalist if none does)."""
+        spec = self._free_tool(model) or self._free_tool(self.generalists()[0])
+        assert spec is not None
+        return spec.name
+
+    def slot(self, tool: str, model: str) -> str:
+        """Paper shape: the slot of `tool` that stands for `model`, else that tool's cheapest slot."""
+        spec = next(s for s in self.specs if s.name == tool)
+        ranked = sorted(spec.slots.items(), key=lambda kv: (kv[1].output_per_mtok + kv[1].input_per_mtok, kv[0]))
+        return next((name for name, s in ranked if s.model == model), ranked[0][0])
+
+
 # ---- building blocks ------------------------------------------------------------------------------
-
-
-def llm_tools(specs: list[ToolSpec]) -> list[ToolSpec]:
-    """Model tools, cheapest first (price = output + input per 1M tokens)."""
-    return sorted((s for s in specs if s.model), key=lambda s: (s.output_per_mtok + s.input_per_mtok, s.name))
-
-
-def generalists(specs: list[ToolSpec]) -> list[ToolSpec]:
-    return [s for s in llm_tools(specs) if s.category == "generalist"] or llm_tools(specs)
-
-
-def coders(specs: list[ToolSpec]) -> list[ToolSpec]:
-    return [s for s in llm_tools(specs) if "coder" in (s.model or "")] or generalists(specs)
-
-
-def has_tool(specs: list[ToolSpec], name: str) -> bool:
-    return any(s.name == name for s in specs)
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -109,46 +170,41 @@ def extract_answer(observation: str) -> str | None:
     return found[-1].strip() if found else None
 
 
+def extract_query(observation: str) -> str | None:
+    """The query a model wrote, or None when it wrote `none` or no query line."""
+    found = QUERY_RE.findall(observation)
+    query = found[-1].strip().strip('"') if found else ""
+    return None if not query or query.lower() == "none" else query
+
+
 def confident(observation: str) -> bool:
     return extract_answer(observation) is not None and CONFIDENCE_LOW not in observation and "Error:" not in observation[:40]
 
 
-def needs(task: Any) -> set[str]:
-    return set(getattr(task, "needs", []) or [])
+def _facts(evidence: list[str]) -> str:
+    return "\n\n".join(evidence)
 
 
-def ask_prompt(task: Any, evidence: list[str]) -> str:
-    facts = "\n\n".join(evidence)
-    body = f"{task.question}\n\nRelevant facts:\n{facts}" if facts else task.question
+def ask_prompt(question: str, evidence: list[str]) -> str:
+    body = f"{question}\n\nRelevant facts:\n{_facts(evidence)}" if evidence else question
     return f"{body}\n\nEnd your reply with a line 'ANSWER: <answer>'."
 
 
-def gather_evidence(task: Any, specs: list[ToolSpec], coder: ToolSpec | None = None) -> Generator[str, list[str], list[str]]:
-    """Turns that collect facts the answering model needs; returns those facts."""
-    evidence: list[str] = []
-    if "retrieval" in needs(task) and has_tool(specs, "local_search"):
-        # one search per hop when the question's decomposition is known (as an orchestrator that plans
-        # hop by hop would search), else one search with the whole question
-        for query in task.meta.get("hop_queries") or [task.question]:
-            (found,) = yield call("local_search", query=query)
-            evidence.append(found)
-    if "code" in needs(task) and has_tool(specs, "code_interpreter"):
-        writer = coder or coders(specs)[0]
-        (reply,) = yield call(writer.name, prompt=f"Write a Python program that prints the answer.\n\n{task.question}")
-        program = CODE_RE.search(reply)
-        if program:
-            (output,) = yield call("code_interpreter", code=program.group(1))
-            evidence.append(output)
-    return evidence
+def query_prompt(question: str, evidence: list[str]) -> str:
+    found = f"\n\nFound so far:\n{_facts(evidence)}" if evidence else ""
+    return (f"Question: {question}{found}\n\nWrite a short search query for the next fact needed to answer the "
+            "question. Reply with one line 'QUERY: <query>', or 'QUERY: none' if nothing more is needed.")
 
 
-def act_on_plan(plan_reply: str, specs: list[ToolSpec]) -> Generator[str, list[str], None]:
-    """Carry out a model's JSON action plan (its answer) with the domain tools, one call per turn;
-    steps naming a tool the orchestrator does not have are skipped, as an orchestrator would."""
-    plan = _json_list(extract_answer(plan_reply) or plan_reply)
-    for step in plan:
-        if isinstance(step, dict) and isinstance(step.get("name"), str) and has_tool(specs, step["name"]):
-            yield format_tool_call(step["name"], step.get("arguments") or {})
+def program_prompt(question: str, evidence: list[str]) -> str:
+    found = f"\n\nFacts:\n{_facts(evidence)}" if evidence else ""
+    return (f"Write a Python program that prints the answer to this question, if it takes a computation."
+            f"\n\n{question}{found}")
+
+
+def plan_prompt(question: str, found: list[str]) -> str:
+    seen = f"\n\nWhat the tools returned so far:\n{_facts(found)}" if found else ""
+    return f"{question}{seen}\n\nReply with the JSON list of actions to take."
 
 
 def _json_list(text: str) -> list[Any]:
@@ -162,62 +218,142 @@ def _json_list(text: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def solve_with(task: Any, specs: list[ToolSpec], models: list[ToolSpec], escalate: bool) -> Script:
-    """Gather evidence, then ask `models` in order (all of them only if `escalate` and unsure)."""
-    if "actions" in needs(task):
-        reply = ""
-        for model in models:
-            (reply,) = yield call(model.name, prompt=f"{task.question}\n\nReply with the JSON list of actions to take.")
-            if not escalate or confident(reply):
-                break
-        yield from act_on_plan(reply, specs)
-        yield answer("done")
-        return
-    evidence = yield from gather_evidence(task, specs)
+def _is_read(step: dict[str, Any]) -> bool:
+    return str(step.get("name", "")).startswith(READ_PREFIXES)
+
+
+# ---- the flows ------------------------------------------------------------------------------------
+
+
+def solve(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str | None = None) -> Script:
+    """Gather evidence (queries written by `writer`, default the first model), then answer with `models`
+    in order (all of them only if `escalate` and unsure)."""
+    if not models:
+        raise LabInputError("scripted orchestrator: the toolkit has no model to ask")
+    if kit.domain:
+        yield from act(view, kit, models, escalate)
+    elif kit.paper:
+        yield from paper_answer(view, kit, models, writer or models[0])
+    else:
+        yield from free_answer(view, kit, models, escalate, writer or models[0])
+
+
+def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str) -> Script:
+    evidence = yield from free_evidence(view, kit, writer)
     final = None
     for model in models:
-        (reply,) = yield call(model.name, prompt=ask_prompt(task, evidence))
+        (reply,) = yield call(kit.tool_for(model), prompt=ask_prompt(view.question, evidence))
         final = extract_answer(reply) or final
         if not escalate or confident(reply):
             break
     yield answer(final or "unknown")
 
 
+def free_evidence(view: TaskView, kit: Kit, writer: str) -> Generator[str, list[str], list[str]]:
+    """Search hop by hop with queries `writer` writes, then run the program a coder writes."""
+    evidence: list[str] = []
+    if kit.has("local_search"):
+        for _ in range(MAX_HOPS):
+            (reply,) = yield call(kit.tool_for(writer), prompt=query_prompt(view.question, evidence))
+            query = extract_query(reply)
+            if query is None:
+                break
+            (found,) = yield call("local_search", query=query)
+            evidence.append(found)
+    if kit.has("code_interpreter"):
+        (reply,) = yield call(kit.tool_for(kit.coder()), prompt=program_prompt(view.question, evidence))
+        program = CODE_RE.search(reply)
+        if program:
+            (output,) = yield call("code_interpreter", code=program.group(1))
+            evidence.append(output)
+    return evidence
+
+
+def paper_answer(view: TaskView, kit: Kit, models: list[str], writer: str) -> Script:
+    """Paper shape: search while the slot's model finds something to look up, reason once, answer."""
+    model = models[0]
+    if kit.has("search"):
+        for _ in range(MAX_HOPS):
+            (found,) = yield call("search", model=kit.slot("search", writer))
+            if NOTHING_TO_SEARCH in found:
+                break
+    if kit.has("enhance_reasoning"):
+        yield call("enhance_reasoning", model=kit.slot("enhance_reasoning", model))
+    if kit.has("answer"):
+        yield call("answer", model=kit.slot("answer", model))  # ends the episode
+    yield answer("unknown")
+
+
+def act(view: TaskView, kit: Kit, models: list[str], escalate: bool) -> Script:
+    """Ask for a plan, carry out its lookups, ask again with what they returned; carry out the writes
+    once a plan has them (escalating to the next model while a plan with writes is stated unsure)."""
+    done: set[str] = set()
+    found: list[str] = []
+    for _ in range(MAX_PLAN_ROUNDS):
+        plan: list[Any] = []
+        # on the paper shape several models may map to one slot: ask each distinct call once
+        for request in dict.fromkeys(_plan_call(view, kit, model, found) for model in models):
+            (reply,) = yield request
+            plan = _json_list(extract_answer(reply) or reply)
+            has_writes = any(isinstance(s, dict) and not _is_read(s) for s in plan)
+            if not escalate or not has_writes or confident(reply):
+                break
+        steps = [s for s in plan if isinstance(s, dict) and isinstance(s.get("name"), str) and kit.has(s["name"])]
+        reads = [s for s in steps if _is_read(s) and _key(s) not in done]
+        writes = [s for s in steps if not _is_read(s)]
+        for step in reads + writes:
+            (observation,) = yield format_tool_call(step["name"], step.get("arguments") or {})
+            done.add(_key(step))
+            found.append(observation)
+        if writes or not reads:
+            break
+    yield answer("done")
+
+
+def _plan_call(view: TaskView, kit: Kit, model: str, found: list[str]) -> str:
+    if kit.paper:  # the environment passes the problem and the context; the slot's model plans
+        return call("enhance_reasoning", model=kit.slot("enhance_reasoning", model))
+    return call(kit.tool_for(model), prompt=plan_prompt(view.question, found))
+
+
+def _key(step: dict[str, Any]) -> str:
+    return json.dumps([step.get("name"), step.get("arguments")], sort_keys=True, default=str)
+
+
 # ---- the baselines --------------------------------------------------------------------------------
 
 
-def always_strongest(task: Any, specs: list[ToolSpec], rng: random.Random) -> Script:
-    """Every question goes to the most expensive generalist."""
-    return solve_with(task, specs, generalists(specs)[-1:], escalate=False)
+def always_strongest(view: TaskView, kit: Kit, rng: random.Random) -> Script:
+    """Every question goes to the most expensive generalist (who also writes the queries)."""
+    return solve(view, kit, kit.generalists()[-1:], escalate=False)
 
 
-def cheapest_first(task: Any, specs: list[ToolSpec], rng: random.Random) -> Script:
-    """A cascade: cheapest model first, escalating to the next price tier while the reply is unsure."""
-    return solve_with(task, specs, generalists(specs), escalate=True)
+def cheapest_first(view: TaskView, kit: Kit, rng: random.Random) -> Script:
+    """A cascade: cheapest generalist first, escalating to the next price tier while the reply is unsure."""
+    return solve(view, kit, kit.generalists(), escalate=True)
 
 
-def random_choice(task: Any, specs: list[ToolSpec], rng: random.Random) -> Script:
+def random_choice(view: TaskView, kit: Kit, rng: random.Random) -> Script:
     """A uniformly random model, after the usual evidence steps."""
-    return solve_with(task, specs, [rng.choice(llm_tools(specs))], escalate=False)
+    return solve(view, kit, [rng.choice(kit.models())], escalate=False)
 
 
-def round_robin(task: Any, specs: list[ToolSpec], rng: random.Random) -> Script:
+def round_robin(view: TaskView, kit: Kit, rng: random.Random) -> Script:
     """Models in turn, by a stable hash of the task id (each model gets an equal share of tasks)."""
-    models = llm_tools(specs)
-    index = sum(task.task_id.encode()) % len(models)
-    return solve_with(task, specs, [models[index]], escalate=False)
+    models = kit.models()
+    return solve(view, kit, [models[sum(view.task_id.encode()) % len(models)]], escalate=False)
 
 
 def biased(name: str) -> Callable[..., Script]:
     """An emulation of a prompted orchestrator whose delegation shares follow the paper (Fig. 3)."""
     shares = delegation_biases()[name]["shares"]
 
-    def script(task: Any, specs: list[ToolSpec], rng: random.Random) -> Script:
-        models = [s for s in llm_tools(specs) if s.model in shares]
+    def script(view: TaskView, kit: Kit, rng: random.Random) -> Script:
+        models = [m for m in kit.models() if m in shares]
         if not models:
             raise LabInputError(f"scripted:{name}: the toolkit has none of the models it delegates to ({', '.join(shares)})")
-        chosen = rng.choices(models, weights=[shares[s.model] for s in models])[0]
-        return solve_with(task, specs, [chosen], escalate=False)
+        chosen = rng.choices(models, weights=[shares[m] for m in models])[0]
+        return solve(view, kit, [chosen], escalate=False)
 
     return script
 

@@ -25,7 +25,7 @@ from lab.preference import Preference
 from lab.pricing import PriceTable
 from lab.records import RunRecord
 from lab.report import metrics
-from lab import rescoring
+from lab import repricing, rescoring
 from lab.store import Store, queries
 
 if TYPE_CHECKING:
@@ -115,7 +115,8 @@ def load_report(
     costs = metrics.cost_latency_table(trajs, run_ids)
     bias = metrics.delegation_bias(tool_calls, tools, run_info, run_ids)
     feature_tools = rescoring.feature_tools(tools.tool_name, trajs.tool_counts_json.dropna())
-    P, p_source = _preference(trajs, feature_tools, preference)
+    models = dict(zip(tools.tool_name, tools.model))
+    P, p_source = _preference(trajs, feature_tools, preference, models)
     pareto = metrics.pareto_points(accuracy, costs)
     reprice = _reprice(store, trajs, run_ids, pricing) if pricing else pd.DataFrame(
         columns=["run_id", "pricing", "logged_cents_per_task", "repriced_cents_per_task",
@@ -123,7 +124,7 @@ def load_report(
     return Report(
         run_ids=run_ids, runs=run_info, accuracy=accuracy, costs=costs,
         paired=metrics.paired_comparisons(trajs, run_ids, n_resamples, seed),
-        tool_calls=metrics.tool_call_table(tool_calls, trajs, run_ids), bias=bias,
+        tool_calls=metrics.tool_call_table(tool_calls, trajs, run_ids, tools), bias=bias,
         preference=metrics.preference_scores(trajs, run_ids, feature_tools, P.vector),
         pareto=pareto, pareto_auc=metrics.frontier_auc(pareto),
         router=metrics.router_table(accuracy, bias, weak, strong),
@@ -161,40 +162,44 @@ def run_info_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
 
 
 def tools_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
-    """run_id, tool_name, category, model, input/output price per 1M tokens, simulated: each run's toolkit."""
+    """run_id, tool_name, category, model, input/output price per 1M tokens, simulated: each run's reward
+    features (its tools, or each slot of a paper-toolkit slot tool, named by the slot)."""
     rows = []
     for record in records:
         for tool in json.loads(record.toolkit_json or "{}").get("tools", []):
-            rows.append([record.run_id, tool["name"], tool.get("category"), tool.get("model"),
-                         float(tool.get("input_per_mtok", 0.0)), float(tool.get("output_per_mtok", 0.0)),
-                         bool(tool.get("simulated", False) or tool["name"].startswith("sim:"))])
+            for name, spec in (tool.get("slots") or {tool["name"]: tool}).items():
+                rows.append([record.run_id, name, spec.get("category"), spec.get("model"),
+                             float(spec.get("input_per_mtok", 0.0)), float(spec.get("output_per_mtok", 0.0)),
+                             bool(spec.get("simulated", False) or str(spec.get("name", "")).startswith("sim:"))])
     return pd.DataFrame(rows, columns=["run_id", "tool_name", "category", "model", "input_per_mtok",
                                        "output_per_mtok", "simulated"])
 
 
-def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None) -> tuple[Preference, str]:
+def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None,
+                models: dict[str, str | None]) -> tuple[Preference, str]:
     """The P of the preference score and where it came from (given / logged / default)."""
     if given:
-        return Preference.parse(given, tools), "given"
+        return Preference.parse(given, tools, models), "given"
     logged = {json.dumps({k: v for k, v in json.loads(p or "{}").items() if v}, sort_keys=True)
               for p in trajs.preference_json.dropna().unique()}
     if len(logged) == 1:
         values = json.loads(logged.pop())
         if values:
-            return Preference.from_dict(values, tools, source="logged preference_json"), "logged"
-    return Preference.from_dict(DEFAULT_PREFERENCE, tools), "default (runs logged none or different P)"
+            return Preference.from_dict(values, tools, source="logged preference_json", models=models), "logged"
+    return Preference.from_dict(DEFAULT_PREFERENCE, tools, models=models), "default (runs logged none or different P)"
 
 
 def _reprice(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing: str) -> pd.DataFrame:
     """Per-run logged vs re-priced cost under `pricing`: every step (and the orchestrator's own tokens,
-    for `openai:` orchestrators) priced from its logged tokens by `lab.rescoring.step_costs_under`."""
+    for `openai:` orchestrators) priced from its logged tokens by `lab.repricing.step_costs_under`."""
     table = PriceTable.load(pricing)
     parts = []
     for run_id in run_ids:
         run = queries.run(store, run_id)
-        steps = rescoring.with_orchestrator_steps(queries.steps_df(store, run_id), trajs[trajs.run_id == run_id], run.orchestrator)
+        steps = repricing.with_orchestrator_steps(queries.steps_df(store, run_id), trajs[trajs.run_id == run_id],
+                                                  run.orchestrator, toolkit_json=run.toolkit_json)
         parts.append(steps[["run_id", "task_id", "sample_idx", "train_step", "cost_usd"]].assign(
-            new_cost_usd=rescoring.step_costs_under(steps, table)))
+            new_cost_usd=repricing.step_costs_under(steps, table)))
     step_costs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["run_id", "task_id", "sample_idx", "train_step", "cost_usd", "new_cost_usd"])
     return metrics.repriced_table(trajs, step_costs, run_ids, pricing)

@@ -57,20 +57,24 @@ def accuracy_table(trajs: pd.DataFrame, run_ids: Sequence[str], n_resamples: int
                    seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Accuracy per run with a percentile bootstrap interval over tasks.
 
-    Columns: run_id, n_tasks, n_trajectories, accuracy, ci_low, ci_high. A run without trajectories
-    gets NaN; one task gives a zero-width interval.
+    Columns: run_id, n_tasks, n_trajectories, n_errors, accuracy, ci_low, ci_high. `n_errors` counts
+    trajectories whose rollout failed (status `error`: a policy or grader exception); they count as
+    wrong answers in the accuracy and are listed so a failure is never silent. A run without
+    trajectories gets NaN; one task gives a zero-width interval.
     """
     tasks = per_task(trajs)
+    errors = trajs.status == "error" if "status" in trajs else pd.Series(False, index=trajs.index)
     rows = []
     for run_id in run_ids:
         acc = tasks.loc[tasks.run_id == run_id, "accuracy"].to_numpy(float)   # (T,)
-        n_traj = int((trajs.run_id == run_id).sum())
+        mine = trajs.run_id == run_id
+        n_traj, n_err = int(mine.sum()), int((mine & errors).sum())
         if len(acc) == 0:
-            rows.append([run_id, 0, n_traj, np.nan, np.nan, np.nan])
+            rows.append([run_id, 0, n_traj, n_err, np.nan, np.nan, np.nan])
             continue
         lo, hi = np.quantile(bootstrap_means(acc, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
-        rows.append([run_id, len(acc), n_traj, float(acc.mean()), float(lo), float(hi)])
-    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "accuracy", "ci_low", "ci_high"])
+        rows.append([run_id, len(acc), n_traj, n_err, float(acc.mean()), float(lo), float(hi)])
+    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "n_errors", "accuracy", "ci_low", "ci_high"])
 
 
 def cost_latency_table(trajs: pd.DataFrame, run_ids: Sequence[str]) -> pd.DataFrame:
@@ -145,6 +149,20 @@ def _mcnemar(a: pd.DataFrame, b: pd.DataFrame) -> list[float]:
 # ---------------------------------------------------------------- tool calls and delegation bias
 
 
+#: Orchestrators that read the grader: reports must never show them as baselines.
+PRIVILEGED = {"scripted:oracle": "privileged upper bound"}
+
+
+def orchestrator_label(orchestrator: str) -> str:
+    """Display name of an orchestrator: the oracle says it is a privileged upper bound.
+
+    >>> orchestrator_label("scripted:oracle"), orchestrator_label("scripted:cheapest-first")
+    ('scripted:oracle (privileged upper bound)', 'scripted:cheapest-first')
+    """
+    note = PRIVILEGED.get(orchestrator)
+    return f"{orchestrator} ({note})" if note else orchestrator
+
+
 def tool_label(name: str) -> str:
     """Display name of a tool: `sim:*` tools carry " (simulated)" so no one mistakes them for real calls.
 
@@ -154,13 +172,17 @@ def tool_label(name: str) -> str:
     return f"{name}{SIMULATED_SUFFIX}" if name.startswith("sim:") else name
 
 
-def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequence[str]) -> pd.DataFrame:
+def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequence[str],
+                    tools: pd.DataFrame | None = None) -> pd.DataFrame:
     """Calls per tool per task (paper Table 15) and each tool's share of the run's calls (Fig. 4).
 
     calls_per_task averages over tasks of the per-task mean over samples, counting 0 for trajectories
     that did not call the tool. share = the tool's calls / all tool calls of the run (sums to 1).
+    `tools` (the report's tools frame) names the model behind a paper-toolkit slot in its label.
     Columns: run_id, tool_name, tool_label, simulated, calls, calls_per_task, share.
     """
+    behind = {} if tools is None else {
+        (r.run_id, r.tool_name): (r.model, bool(r.simulated)) for r in tools.itertuples() if r.model}
     columns = ["run_id", "tool_name", "tool_label", "simulated", "calls", "calls_per_task", "share"]
     key = ["run_id", "task_id", "sample_idx", "train_step"]
     rows = []
@@ -174,7 +196,10 @@ def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequ
         per_task_calls = wide.groupby(level="task_id", sort=False).mean().mean()
         totals = wide.sum()
         for tool in totals.index:
-            rows.append([run_id, tool, tool_label(tool), tool.startswith("sim:"), int(totals[tool]),
+            model, simulated = behind.get((run_id, tool), (None, tool.startswith("sim:")))
+            label = tool_label(tool) if tool.startswith("sim:") or model is None else (
+                f"{tool} ({model}{', simulated' if simulated else ''})")
+            rows.append([run_id, tool, label, simulated, int(totals[tool]),
                          float(per_task_calls[tool]), float(totals[tool] / totals.sum())])
     return pd.DataFrame(rows, columns=columns)
 
@@ -371,7 +396,7 @@ def repriced_table(trajs: pd.DataFrame, step_costs: pd.DataFrame, run_ids: Seque
     """Logged vs re-priced cost per task (cents) and in total (USD) per run (paper Table 4).
 
     `step_costs` holds run_id, task_id, sample_idx, train_step, cost_usd, new_cost_usd per step
-    (`lab.report.api` prices them with `lab.rescoring.reprice_steps`' rules: steps without a model keep
+    (`lab.report.api` prices them with `lab.repricing.reprice_steps`' rules: steps without a model keep
     their cost). A trajectory's new cost is its logged cost plus the change of its steps.
     """
     key = ["run_id", "task_id", "sample_idx", "train_step"]

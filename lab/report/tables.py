@@ -10,37 +10,46 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from lab.report.metrics import tool_label
+from lab.report.metrics import orchestrator_label, tool_label
 from lab.store import Store, queries
 
 
 def run_summaries(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """One row per run: trajectories, mean outcome, mean cost and latency per rollout, status."""
+    """One row per run: finished trajectories, errors, cut ones, mean outcome, cost and latency, status."""
     df = queries.runs_summary_df(store)
     df = df[df.run_id.isin(list(run_ids))].set_index("run_id").reindex(list(run_ids)).reset_index()
-    return df[["run_id", "orchestrator", "benchmark", "status", "trajectories", "accuracy", "cost_usd", "latency_s"]]
+    return df[["run_id", "orchestrator", "benchmark", "status", "trajectories", "errors", "cut", "accuracy",
+               "cost_usd", "latency_s"]]
 
 
 def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: Console) -> None:
     out = Table(title="evaluation")
-    for column, justify in (("run_id", "left"), ("status", "left"), ("trajectories", "right"), ("new", "right"),
-                            ("accuracy", "right"), ("cost $/rollout", "right"), ("latency s/rollout", "right")):
+    for column, justify in (("run_id", "left"), ("orchestrator", "left"), ("status", "left"), ("trajectories", "right"),
+                            ("new", "right"), ("errors", "right"), ("accuracy", "right"), ("cost $/rollout", "right"),
+                            ("latency s/rollout", "right")):
         out.add_column(column, justify=justify)
     for row, summary in zip(table.itertuples(), summaries):
         n = int(row.trajectories or 0)
         out.add_row(
-            row.run_id, str(row.status), str(n), str(summary.trajectories),
-            "-" if pd.isna(row.accuracy) else f"{row.accuracy:.3f}",
+            row.run_id, orchestrator_label(str(row.orchestrator)), str(row.status), str(n), str(summary.trajectories),
+            str(int(row.errors or 0)), "-" if pd.isna(row.accuracy) else f"{row.accuracy:.3f}",
             "-" if not n else f"{row.cost_usd / n:.5f}",
             "-" if pd.isna(row.latency_s) else f"{row.latency_s:.1f}",
         )
     console.print(out)
     for summary in summaries:
+        if summary.unavailable:
+            console.print(f"[red]{summary.run_id}: {summary.unavailable} rollouts not run (endpoint unavailable); "
+                          "not stored, re-run the same command to retry them[/]")
         if summary.failed:
-            console.print(f"[red]{summary.run_id}: {summary.failed} rollouts failed (policy unavailable); re-run to retry them[/]")
-            for error in summary.errors:
-                console.print(f"  {error}")
-        if summary.stopped_by_budget:
+            console.print(f"[red]{summary.run_id}: {summary.failed} rollouts failed with an error; stored with it "
+                          "(status 'error', counted as wrong)[/]")
+        for error in summary.errors:
+            console.print(f"  {error}")
+        if summary.cut:
+            console.print(f"[yellow]{summary.run_id}: {summary.cut} rollouts cut by --budget-usd (stored as 'cut', not "
+                          "as wrong answers); re-run with a larger --budget-usd to finish them[/]")
+        elif summary.stopped_by_budget:
             console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger --budget-usd to finish[/]")
 
 
@@ -54,11 +63,13 @@ def print_report(report: Any, console: Console) -> None:
     acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
     pref = report.preference.set_index("run_id")
     out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
-                 "run", "orchestrator", "tasks", "accuracy", "95% CI", "cost ¢/task", "latency s/task", "total $", "pref. score")
+                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "cost ¢/task", "latency s/task", "total $",
+                 "pref. score")
     orchestrators = report.runs.set_index("run_id").orchestrator
     for run_id in report.run_ids:
         a, c = acc.loc[run_id], costs.loc[run_id]
-        out.add_row(name[run_id], str(orchestrators.get(run_id, "")), str(int(a.n_tasks)), _num(a.accuracy, "{:.3f}"),
+        out.add_row(name[run_id], orchestrator_label(str(orchestrators.get(run_id, ""))), str(int(a.n_tasks)),
+                    str(int(a.n_errors)), _num(a.accuracy, "{:.3f}"),
                     f"[{_num(a.ci_low, '{:.3f}')}, {_num(a.ci_high, '{:.3f}')}]", _num(c.cost_cents_per_task, "{:.3f}"),
                     _num(c.latency_s_per_task, "{:.1f}"), _num(c.total_cost_usd, "{:.4f}"),
                     _num(pref.preference_score.get(run_id), "{:.3f}"))

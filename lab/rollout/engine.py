@@ -5,6 +5,13 @@ reasoning + tool calls until an answer, the turn limit, the cost cap or the wall
 one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
 rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
 
+What the policy sees of the task is a `TaskView` (id and question), unless it is `privileged`.
+A tool may end the episode with an answer (the paper toolkit's `answer`: `meta["final_answer"]`).
+Tool counts, the first reward features, are defined here once: executed (well-formed) calls per
+feature name (the tool, or the paper toolkit's slot in `meta["counted_as"]`); malformed calls are
+format errors and count toward no tool. The status says how the rollout ended (`TrajectoryStatus`);
+an `EndpointUnavailable` from the policy is an outage, returned as `unavailable` and never graded.
+
 Latency is the critical path: per turn the orchestrator's own time plus the slowest of its concurrent
 calls, summed over turns. Simulated tools report latency without sleeping, so offline runs are fast
 and still carry the latency the real models would have.
@@ -20,12 +27,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from lab.errors import EndpointUnavailable
 from lab.records import StepRecord, TrajectoryRecord, utcnow
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ParsedTurn, ToolCall, parse_turn
-from lab.rollout.policy import Policy, TokenTrajectory
+from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+from lab.world.task import finding
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
 Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]
@@ -54,6 +63,8 @@ class RolloutResult:
     steps: list[StepRecord]
     tokens: TokenTrajectory | None = None
     context: ToolContext | None = None
+    #: Set when the policy's endpoint was unavailable: the rollout is no result and must not be stored.
+    unavailable: str | None = None
 
 
 @dataclass
@@ -69,6 +80,7 @@ class _State:
     format_ok: bool = True
     answer: str | None = None
     stop_reason: str | None = None
+    cut: bool = False
     turns: int = 0
 
 
@@ -84,7 +96,8 @@ async def run_rollout(
     task = request.task
     specs = [tool.spec for tool in tools.values()]
     context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed))
-    session = policy.session(task, specs, request.seed)
+    seen = task if getattr(policy, "privileged", False) else TaskView(task_id=task.task_id, question=task.question)
+    session = policy.session(seen, specs, request.seed)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(specs, request.preference_instruction)},
         {"role": "user", "content": task.question},
@@ -92,6 +105,7 @@ async def run_rollout(
     state = _State()
     started = time.monotonic()
     error: str | None = None
+    unavailable: str | None = None
     try:
         for turn in range(config.max_turns):
             state.turns = turn + 1
@@ -105,28 +119,39 @@ async def run_rollout(
             state.latency_s += output.latency_s + turn_latency
             if state.answer is not None:
                 break
-            state.stop_reason = _cap_reached(config, state, time.monotonic() - started)
+            state.stop_reason, state.cut = _cap_reached(config, state, time.monotonic() - started)
             if state.stop_reason:
                 break
         else:
             state.stop_reason = f"turn limit {config.max_turns} reached without an answer"
-    except Exception as exc:  # a broken policy (e.g. its server is down) ends this rollout, not the run
+    except EndpointUnavailable as exc:
+        unavailable = f"endpoint unavailable: {exc}"
+    except Exception as exc:  # a broken policy ends this rollout, not the run; recorded on the trajectory
         error = f"policy failed: {type(exc).__name__}: {exc}"
     outcome = 0.0
-    if state.answer is not None:
+    if state.answer is not None and unavailable is None and error is None:
         try:
             outcome = await grader(task, state.answer, context)
         except Exception as exc:  # a grader bug is recorded on the trajectory, not raised into the run
-            error = error or f"grader failed: {type(exc).__name__}: {exc}"
+            error = f"grader failed: {type(exc).__name__}: {exc}"
+    status = _status(state, error)
     trajectory = TrajectoryRecord(
         run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step,
         group_id=request.group_id, preference_json=json.dumps(request.preference), outcome=float(outcome),
         final_answer=state.answer, n_turns=state.turns, cost_usd=state.cost_usd, latency_s=state.latency_s,
         input_tokens=state.input_tokens, output_tokens=state.output_tokens, format_ok=state.format_ok,
-        valid_output=state.answer is not None, error=error or state.stop_reason, benchmark=request.benchmark,
-        tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True),
+        valid_output=state.answer is not None, error=unavailable or error or state.stop_reason, benchmark=request.benchmark,
+        tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True), status=status,
     )
-    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context)
+    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable)
+
+
+def _status(state: _State, error: str | None) -> str:
+    if error is not None:
+        return "error"
+    if state.answer is not None:
+        return "answered"
+    return "cut" if state.cut else "no_answer"
 
 
 async def _apply_turn(
@@ -151,8 +176,8 @@ async def _apply_turn(
     for i, (call, (obs, malformed)) in enumerate(zip(calls, results)):
         if malformed:
             state.format_ok = False
-        if call.name in tools:
-            state.tool_counts[call.name] += 1
+        else:
+            state.tool_counts[obs.meta.get("counted_as") or call.name] += 1
         state.cost_usd += obs.cost_usd
         state.steps.append(StepRecord(
             **key, call_idx=i, kind="format_error" if malformed else "tool", reasoning=parsed.reasoning if i == 0 else "",
@@ -161,10 +186,17 @@ async def _apply_turn(
             cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,
         ))
         context.transcript.append(obs.text)
+        if not malformed and obs.error is None and obs.meta.get("finding", obs.text):
+            context.findings.append(finding(obs.meta.get("finding", obs.text), call.arguments))
         message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
         if call.id:
             message["tool_call_id"] = call.id
         messages.append(message)
+    final = next((obs.meta["final_answer"] for obs, malformed in results
+                  if not malformed and obs.error is None and obs.meta.get("final_answer") is not None), None)
+    if final is not None:  # a tool that answers (the paper toolkit's `answer`) ends the episode
+        state.answer = str(final)
+        state.steps.append(StepRecord(**key, call_idx=len(calls), kind="answer", observation=state.answer))
     return max((obs.latency_s for obs in observations), default=0.0)
 
 
@@ -194,12 +226,13 @@ async def _execute(
     return Observation.failure(message, latency_s=time.monotonic() - started), False
 
 
-def _cap_reached(config: RolloutConfig, state: _State, elapsed_s: float) -> str | None:
+def _cap_reached(config: RolloutConfig, state: _State, elapsed_s: float) -> tuple[str | None, bool]:
+    """(why the rollout stops, whether it was cut by the cost cap) or (None, False)."""
     if config.cost_cap_usd is not None and state.cost_usd >= config.cost_cap_usd:
-        return f"cost cap ${config.cost_cap_usd:g} reached"
+        return f"cost cap ${config.cost_cap_usd:g} reached", True
     if config.wall_clock_s is not None and elapsed_s >= config.wall_clock_s:
-        return f"wall-clock cap {config.wall_clock_s:g} s reached"
-    return None
+        return f"wall-clock cap {config.wall_clock_s:g} s reached", False
+    return None, False
 
 
 def _assistant_message(text: str, native_calls: list[dict[str, Any]] | None) -> dict[str, Any]:

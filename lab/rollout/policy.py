@@ -8,11 +8,25 @@ ids built by concatenating each turn's sampled ids with the ids of the tool resp
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from lab.toolspec import ToolSpec
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What an orchestrator may know of a task: its id and the question it is asked, nothing else.
+
+    Why a view and not the task: a task carries its reference answer, the facts that answer it and
+    how it was made; a policy that read those would be graded on knowledge no deployed orchestrator
+    has. Only policies that declare `privileged = True` (the oracle upper bound) get the whole task.
+    """
+
+    task_id: str
+    question: str
 
 
 class PolicyOutput(BaseModel):
@@ -46,7 +60,9 @@ class PolicySession(Protocol):
 
 
 class Policy(Protocol):
-    """A factory of sessions; `name` is recorded as the run's orchestrator."""
+    """A factory of sessions; `name` is recorded as the run's orchestrator.
+
+    `session` receives a `TaskView`, or the whole task when the policy sets `privileged = True`."""
 
     name: str
 

@@ -33,7 +33,7 @@ from lab.errors import LabInputError
 from lab.pricing import canonical_model
 from lab.sim.profiles import DIFFICULTIES, UNIFORM_MIX, AccuracyEntry, OutputLength, Profile
 from lab.toolspec import LatencyProfile
-from lab.world.task import evidence_in
+from lab.world.task import evidence_found, finding
 
 #: Pseudo-counts of the prior in the Beta smoothing: a cell needs ~10 graded answers to move halfway.
 PRIOR_STRENGTH = 10.0
@@ -112,9 +112,12 @@ def graded_answers(trajectories_df: pd.DataFrame, steps_df: pd.DataFrame, tasks_
     joined = joined.merge(tasks, on="task_id", how="inner")
     if joined.empty:
         return pd.DataFrame(columns=columns)
+    findings = _findings_before(steps_df)
     joined["evidence"] = [
-        _evidence_present(facts, _prompt_of(args), question)
-        for facts, args, question in zip(joined["facts"], joined["arguments_json"], joined["question"])
+        bool(facts) and evidence_found(facts, _prompt_of(args), findings(key, turn), question)
+        for facts, args, question, key, turn in zip(
+            joined["facts"], joined["arguments_json"], joined["question"],
+            zip(*(joined[k] for k in _TRAJ_KEY)), joined["turn"])
     ]
     joined["outcome"] = (joined["outcome"].astype(float) >= 0.5).astype(int)
     return joined[columns].reset_index(drop=True)
@@ -149,9 +152,23 @@ def _prompt_of(arguments_json: Any) -> str:
     return str(arguments_json or "")
 
 
-def _evidence_present(facts: list[str], text: str, question: str) -> bool:
-    """Same rule as `SimModel` (`evidence_in`); a task without facts counts as without evidence."""
-    return bool(facts) and evidence_in(facts, text, question)
+def _findings_before(steps_df: pd.DataFrame):
+    """`findings(trajectory key, turn)`: what tools found before that turn, by the simulator's rule
+    (`lab.world.task.finding`): successful tool calls that are not model replies (calls with a
+    `prompt`), minus their own arguments."""
+    found = steps_df[(steps_df["kind"] == "tool") & steps_df["error"].isna()]
+    by_key: dict[tuple, list[tuple[int, str]]] = {}
+    for row in found.itertuples():
+        args = _json(row.arguments_json, {})
+        if isinstance(args, dict) and "prompt" in args:
+            continue
+        key = tuple(getattr(row, k) for k in _TRAJ_KEY)
+        by_key.setdefault(key, []).append((int(row.turn), finding(row.observation, args if isinstance(args, dict) else {})))
+
+    def findings(key: tuple, turn: int) -> list[str]:
+        return [text for t, text in by_key.get(tuple(key), []) if t < turn]
+
+    return findings
 
 
 def _json(text: Any, default: Any) -> Any:

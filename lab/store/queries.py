@@ -9,6 +9,7 @@ Frames keep the table's column names (those of `lab.records`); an empty result s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pandas as pd
@@ -26,11 +27,16 @@ def runs_df(store: Store) -> pd.DataFrame:
 
 
 def runs_summary_df(store: Store) -> pd.DataFrame:
-    """Runs with their trajectory count, accuracy (mean outcome), total cost and mean latency."""
+    """Runs with their finished trajectories (cut ones excluded), accuracy (mean outcome over those),
+    errors (trajectories with status `error`, included in accuracy as failures), cut (rollouts the
+    budget stopped; a resume re-runs them), total cost of everything spent and mean latency."""
     return store._read(
         "SELECT r.run_id, r.kind, r.name, r.orchestrator, r.benchmark, r.pricing, r.status, r.started_at, "
-        "r.finished_at, count(t.task_id) AS trajectories, avg(t.outcome) AS accuracy, "
-        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) AS latency_s "
+        "r.finished_at, count(t.task_id) FILTER (WHERE t.status <> 'cut') AS trajectories, "
+        "avg(t.outcome) FILTER (WHERE t.status <> 'cut') AS accuracy, "
+        "count(t.task_id) FILTER (WHERE t.status = 'error') AS errors, "
+        "count(t.task_id) FILTER (WHERE t.status = 'cut') AS cut, "
+        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) FILTER (WHERE t.status <> 'cut') AS latency_s "
         "FROM runs r LEFT JOIN trajectories t USING (run_id) GROUP BY ALL ORDER BY r.started_at DESC, r.run_id"
     )
 
@@ -45,13 +51,16 @@ def run(store: Store, run_id: str) -> RunRecord:
     return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
 
 
-def trajectories_df(store: Store, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
-    """Trajectories of the given runs (all runs when `run_ids` is None), in key order."""
-    if run_ids is None:
-        return store._read(f"SELECT * FROM trajectories ORDER BY {_TRAJECTORY_ORDER}")
+def trajectories_df(store: Store, run_ids: Sequence[str] | None = None, include_cut: bool = False) -> pd.DataFrame:
+    """Trajectories of the given runs (all runs when `run_ids` is None), in key order.
+
+    Rollouts cut by a budget (status `cut`) are no result, so they are left out unless `include_cut`
+    (e.g. to add up what a run has spent)."""
+    cut = "" if include_cut else " AND status <> 'cut'"
     return store._read(
-        f"SELECT * FROM trajectories WHERE list_contains(?, run_id) ORDER BY {_TRAJECTORY_ORDER}",
-        [list(run_ids)],
+        f"SELECT * FROM trajectories WHERE ($run_ids IS NULL OR list_contains($run_ids, run_id)){cut} "
+        f"ORDER BY {_TRAJECTORY_ORDER}",
+        {"run_ids": None if run_ids is None else list(run_ids)},
     )
 
 
@@ -87,18 +96,22 @@ def scores_df(store: Store, scoring_id: str) -> pd.DataFrame:
 
 
 def tool_calls_df(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """Calls per tool per trajectory, counted from the steps (answers and format errors excluded).
+    """Calls per reward feature per trajectory: the trajectories' `tool_counts_json` (executed calls per
+    tool, or per paper-toolkit slot; malformed calls are format errors and count for no tool), the very
+    numbers the reward uses. Cut rollouts are left out.
 
-    Columns: run_id, task_id, sample_idx, train_step, tool_name, n_calls, cost_usd, latency_s.
-    A trajectory that called no tool has no rows.
+    Columns: run_id, task_id, sample_idx, train_step, tool_name, n_calls. A trajectory that called no
+    tool has no rows.
     """
-    return store._read(
-        "SELECT run_id, task_id, sample_idx, train_step, tool_name, count(*) AS n_calls, "
-        "sum(cost_usd) AS cost_usd, sum(latency_s) AS latency_s "
-        "FROM steps WHERE kind = 'tool' AND tool_name IS NOT NULL AND list_contains(?, run_id) "
-        f"GROUP BY ALL ORDER BY {_TRAJECTORY_ORDER}, tool_name",
+    key = ["run_id", "task_id", "sample_idx", "train_step"]
+    trajs = store._read(
+        "SELECT run_id, task_id, sample_idx, train_step, tool_counts_json FROM trajectories "
+        f"WHERE list_contains(?, run_id) AND status <> 'cut' ORDER BY {_TRAJECTORY_ORDER}",
         [list(run_ids)],
     )
+    rows = [(*row[:4], name, int(n)) for row in trajs.itertuples(index=False)
+            for name, n in sorted(json.loads(row[4] or "{}").items()) if n]
+    return pd.DataFrame(rows, columns=[*key, "tool_name", "n_calls"])
 
 
 def token_trajectories_df(store: Store, run_id: str, train_step: int | None = None) -> pd.DataFrame:

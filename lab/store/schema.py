@@ -145,8 +145,19 @@ _V1 = (
     )""",
 )
 
+_V2 = (
+    "ALTER TABLE trajectories ADD COLUMN status VARCHAR DEFAULT 'answered'",
+    # rows written before v2: failures were only told apart by their error text
+    """UPDATE trajectories SET status = CASE
+        WHEN error LIKE 'policy failed%' OR error LIKE 'grader failed%' THEN 'error'
+        WHEN NOT valid_output THEN 'no_answer' ELSE 'answered' END""",
+)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial tables", _V1),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial tables", _V1),
+    Migration(2, "trajectories.status: answered, no_answer, error or cut", _V2),
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -264,10 +264,11 @@ class Store:
     # ---- resume ------------------------------------------------------------------------------
 
     def completed_keys(self, run_id: str) -> set[tuple[str, int, int]]:
-        """(task_id, sample_idx, train_step) of every trajectory already written for `run_id`."""
+        """(task_id, sample_idx, train_step) of every finished trajectory of `run_id`: rollouts cut by a
+        budget are not finished, so a resume runs them again (and replaces them)."""
         with self._connect(read_only=True) as con:
             rows = con.execute(
-                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ?", [run_id]
+                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'", [run_id]
             ).fetchall()
         return {(task_id, int(sample_idx), int(train_step)) for task_id, sample_idx, train_step in rows}
 

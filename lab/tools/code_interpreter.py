@@ -14,12 +14,20 @@ Protections in `namespaces` mode (the default where available) and how each is e
 | endless loop / sleep           | wall-clock `timeout_s`; on expiry the whole pid namespace is SIGKILLed        |
 | CPU burn                       | RLIMIT_CPU = `cpu_s` (SIGXCPU, then SIGKILL one second later)                |
 | memory blow-up                 | RLIMIT_AS = `memory_mb` per process (Python raises MemoryError)              |
-| fork bomb                      | RLIMIT_NPROC = `max_processes` for a uid used by this call alone             |
-| filling the disk               | the work dir is a tmpfs of `disk_mb`; RLIMIT_FSIZE = `disk_mb`               |
-| writing outside the work dir   | private mount namespace: every mount remounted read-only except the work dir |
-|                                | and a private /dev/shm (multiprocessing needs it); both tmpfs, gone after    |
-| reading the caller's files     | a fresh unprivileged uid/gid, no groups; caller's home, /tmp, /var/tmp, /run |
-|                                | hidden under empty tmpfs (the interpreter's prefix is mounted back, ro)      |
+| fork bomb                      | RLIMIT_NPROC = `max_processes` for a uid used by this call alone; reported   |
+|                                | as "process limit" from the EAGAIN text anywhere in stderr plus pid 1's      |
+|                                | count of pids used, never from the (interleaved, cut) last line alone         |
+| filling the disk               | /sandbox, /tmp and /dev/shm share one tmpfs of `disk_mb`; RLIMIT_FSIZE too   |
+| writing outside the work dir   | the root is a tmpfs remounted read-only, every bind in it read-only; only    |
+|                                | that scratch tmpfs is writable, and it is gone with the namespace             |
+| reading the project / answers  | whitelist root (below): the checkout (found from `lab`'s location), the      |
+| (checkout, `*.duckdb` stores,  | caller's cwd, stores, `$ORCHESTRA_CACHE` (~/.cache/orchestra-lab), `$HOME`,  |
+| world cache, home, /tmp)       | host /tmp, /work, /data, /opt, /var... do not exist inside. One that lies    |
+|                                | inside an exposed dir (a venv, /usr/src) is covered by an empty tmpfs/file   |
+| `import lab` (trainer, app)    | ModuleNotFoundError: the checkout is absent, and a copy installed into       |
+|                                | site-packages is covered by a stub `__init__` that raises it                 |
+| leaving the root               | chroot before the uid drop; no capabilities, PR_SET_NO_NEW_PRIVS, so no      |
+|                                | chroot(2) or setuid binary; pid 1 (root, in the same root) is not ptraceable  |
 | reading the caller's env vars  | environment built from scratch (PATH, HOME, LANG...), nothing inherited      |
 | network access                 | private network namespace: only a loopback device, and it is down (so even  |
 |                                | 127.0.0.1 and DNS fail at once)                                              |
@@ -27,20 +35,30 @@ Protections in `namespaces` mode (the default where available) and how each is e
 | leftovers                      | the pid namespace dies with the code; the temporary dir is removed afterwards |
 | huge output                    | stdout/stderr read in chunks, only `max_output_chars` kept (plus a tail)     |
 
+The sandbox's root holds only: read-only binds of /usr, /etc and whichever of /bin, /sbin, /lib, /lib32,
+/lib64, /libx32 are real dirs (recreated as symlinks where they are links, e.g. /bin -> usr/bin); the
+interpreter prefixes (`sys.prefix`, `sys.base_prefix`, the real executable's; pyenv's live under /root,
+so /root holds just the path down to them); a minimal /dev (null, zero, full, random, urandom, fd links);
+the pid namespace's own /proc; and the scratch tmpfs as /sandbox (cwd and HOME), /tmp and /dev/shm.
+
 How a call runs: `unshare --mount --net --pid --ipc --uts --fork --mount-proc --kill-child` starts a small
-root helper (`_INIT`) as pid 1 of the new namespaces. It makes mounts private, hides the directories above,
-mounts the scratch tmpfs, remounts everything else read-only, then forks the user's process, which sets the
+root helper (`_INIT`) as pid 1 of the new namespaces. It makes mounts private, mounts an empty tmpfs over
+the call's host work dir and builds that root in it from the plan the caller computed (`lab.tools.sandbox_root.mount_plan`),
+chroots into it, remounts all but the scratch read-only, then forks the user's process, which sets the
 rlimits, drops to its uid and execs `python -I -u -X utf8 main.py`. Pid 1 waits for it and reports its exit
 status on a private pipe; when pid 1 exits the kernel kills whatever the code left running. On timeout the
 caller SIGKILLs the `unshare` process group and `--kill-child` takes pid 1 (and so the namespace) with it.
 
 Limits of the design: memory is capped per process, not per tree (at most about `max_processes` x
-`memory_mb`), because cgroups are not assumed; CPU time is per process too. The interpreter's own
-site-packages (numpy, the lab itself) are readable, read-only, by design.
+`memory_mb`), because cgroups are not assumed; CPU time is per process too. What the root exposes is
+readable, read-only, by design: the interpreter's site-packages (numpy, sympy) and /etc (world-readable
+files only, so not /etc/shadow). A secret put inside those (a store file under /usr or in the
+interpreter's prefix) is covered only when it is one of the known locations above.
 
 Degraded `limits` mode (`isolation="limits"`, or `"auto"` when namespaces are unavailable, with a warning):
 rlimits, scrubbed environment, temporary work dir and process-group kill only. Code then runs as the
-caller's uid, with the caller's network and filesystem: use it only for trusted code or on a dev laptop.
+caller's uid, with the caller's network and filesystem, and it cannot hide files: the code can read the
+checkout, stores and world cache, and `import lab`. Use it only for trusted code or on a dev laptop.
 """
 
 from __future__ import annotations
@@ -49,6 +67,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -60,6 +79,7 @@ from typing import Any, Literal
 
 from lab.errors import LabInputError
 from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.tools.sandbox_root import mount_plan, secret_paths
 from lab.toolspec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -97,6 +117,11 @@ _INIT = str(Path(__file__).with_name("sandbox_init.py"))
 _PYTHON_ARGV = ["-I", "-u", "-X", "utf8", "main.py"]
 _UNSHARE = ["--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--mount-proc", "--kill-child"]
 
+#: cwd and HOME inside the sandbox: a neutral name that says nothing about the host.
+_WORKDIR = "/sandbox"
+#: What a failed fork/clone (EAGAIN) or thread start prints; see `_hit_process_limit`.
+_NPROC_SIGNS = (b"BlockingIOError", b"Resource temporarily unavailable", b"can't start new thread")
+
 
 @dataclass
 class _Capture:
@@ -120,6 +145,9 @@ class _Capture:
         kept = self.tail if tail and self.total > len(self.head) else self.head
         return kept.decode("utf-8", errors="replace")
 
+    def contains(self, needles: tuple[bytes, ...]) -> bool:
+        return any(n in self.head or n in self.tail for n in needles)
+
     def last_line(self) -> str:
         lines = [ln.strip() for ln in self.tail.decode("utf-8", errors="replace").splitlines()]
         return next((ln for ln in reversed(lines) if ln), "")
@@ -133,6 +161,7 @@ class _Run:
     stderr: _Capture
     status: str = ""  # "exit N", "signal N", "setup-error ..." or "" when killed before reporting
     timed_out: bool = False
+    pids: int = -1  # the last pid the sandbox's pid namespace handed out; -1 when unknown
 
 
 class CodeInterpreter:
@@ -217,14 +246,15 @@ class CodeInterpreter:
             # surrogatepass: a lone surrogate in the JSON string becomes a SyntaxError, not a crash here
             with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8", errors="surrogatepass") as f:
                 f.write(code)
-            env = _sandbox_env(workdir, self.python)
             if mode == "namespaces":
+                env = _sandbox_env(_WORKDIR, "/tmp", self.python)
                 cmd = self._namespace_command(workdir, uid, status_w, env)
                 proc = await asyncio.create_subprocess_exec(
                     *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE, env={"PATH": env["PATH"]}, start_new_session=True,
                     pass_fds=(status_w,))
             else:
+                env = _sandbox_env(workdir, workdir, self.python)
                 proc = await asyncio.create_subprocess_exec(
                     self.python, *_PYTHON_ARGV, cwd=workdir, env=env,
                     stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -241,7 +271,7 @@ class CodeInterpreter:
                 _kill_group(proc)
                 await asyncio.wait_for(collect, 10)  # pipes close once the namespace is gone
             if mode == "namespaces":
-                run.status = _read_status(status_r)
+                run.status, run.pids = _parse_status(_read_status(status_r))
             elif proc.returncode is not None and not run.timed_out:
                 rc = proc.returncode
                 run.status = f"signal {-rc}" if rc < 0 else f"exit {rc}"
@@ -259,18 +289,10 @@ class CodeInterpreter:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _namespace_command(self, workdir: str, uid: int, status_fd: int, env: dict[str, str]) -> list[str]:
-        home = os.path.realpath(os.path.expanduser("~"))
-        # Hidden behind empty read-only tmpfs: the caller's files and the host's shared scratch/socket dirs.
-        hide = sorted({os.path.realpath(p) for p in (home, "/tmp", "/var/tmp", "/run")
-                       if p != "/" and os.path.isdir(p) and not os.path.islink(p)}, key=len)
-        # The interpreter may live under a hidden dir (pyenv in /root): mount its prefix back, read-only.
-        prefixes = {os.path.dirname(os.path.dirname(self.python)), sys.prefix, sys.base_prefix}
-        expose = sorted({p for p in map(os.path.realpath, prefixes) if any(_under(p, h) for h in hide)})
-        # Private writable tmpfs mounts, gone with the namespace: the work dir and POSIX shm (multiprocessing).
-        scratch = [(workdir, "700")] + ([("/dev/shm", "1777")] if os.path.isdir("/dev/shm") else [])
+        links, mounts = mount_plan(self.python, secret_paths())
         cfg = {
-            "status_fd": status_fd, "workdir": workdir, "uid": uid, "python": self.python, "argv": _PYTHON_ARGV,
-            "env": env, "hide": hide, "expose": expose, "scratch": scratch, "disk_mb": self.disk_mb,
+            "status_fd": status_fd, "root": workdir, "workdir": _WORKDIR, "uid": uid, "python": self.python,
+            "argv": _PYTHON_ARGV, "env": env, "links": links, "mounts": mounts, "disk_mb": self.disk_mb,
             "rlimits": self._rlimits(),
         }
         return [_PROBE["unshare"], *_UNSHARE, sys.executable, "-I", "-S", _INIT, json.dumps(cfg)]
@@ -312,10 +334,18 @@ class CodeInterpreter:
             code = int(run.status.split()[1])
             if last.startswith("MemoryError"):
                 return f"killed: memory limit {self.memory_mb} MB exceeded ({last})"
-            if last.startswith("BlockingIOError") and "Errno 11" in last:
-                return f"process limit ({self.max_processes}) reached: {last}"
+            if self._hit_process_limit(run):
+                return f"process limit ({self.max_processes}) reached: a fork or thread start failed"
             return f"exit code {code}: {last}" if last else f"exit code {code}"
         return "killed before reporting an exit status"
+
+    def _hit_process_limit(self, run: _Run) -> bool:
+        """RLIMIT_NPROC made a fork or thread start fail. The last stderr line cannot tell: a dozen
+        processes print their tracebacks at once, a write at a time, and the namespace is killed mid-way,
+        so the tail may end in a bare "BlockingIOError". So: the EAGAIN wording anywhere in the kept
+        stderr, and (where pid 1 could count) enough pids handed out for `max_processes` tasks to have run
+        at once, which tells a process-limit hit from EAGAIN on a non-blocking pipe."""
+        return run.stderr.contains(_NPROC_SIGNS) and (run.pids < 0 or run.pids > self.max_processes)
 
     def _text(self, run: _Run, error: str | None) -> str:
         """stdout then stderr, then the error line; cut to `max_output_chars` keeping stdout's head and
@@ -336,12 +366,12 @@ class CodeInterpreter:
         return text or "(no output)"
 
 
-def _sandbox_env(workdir: str, python: str) -> dict[str, str]:
+def _sandbox_env(home: str, tmp: str, python: str) -> dict[str, str]:
     """A fresh environment: nothing from os.environ, so API keys and tokens never reach the code."""
     return {
         "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": workdir,
-        "TMPDIR": workdir,
+        "HOME": home,
+        "TMPDIR": tmp,
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "PYTHONIOENCODING": "utf-8",  # ignored under -I; `-X utf8` is what sets it, kept for subprocesses
@@ -367,6 +397,15 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+_STATUS = re.compile(r"((?:exit|signal) -?\d+) pids (-?\d+)")
+
+
+def _parse_status(line: str) -> tuple[str, int]:
+    """Pid 1's "exit N pids P" into ("exit N", P); "setup-error ..." and "" pass through with -1."""
+    match = _STATUS.fullmatch(line)
+    return (match[1], int(match[2])) if match else (line, -1)
+
+
 def _read_status(fd: int) -> str:
     """Pid 1's one-line report; empty if it was killed first. Every writer is dead, so this cannot block."""
     os.set_blocking(fd, False)
@@ -374,10 +413,6 @@ def _read_status(fd: int) -> str:
         return os.read(fd, 4096).decode(errors="replace").strip()
     except BlockingIOError:
         return ""
-
-
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
 _UIDS_IN_USE: set[int] = set()

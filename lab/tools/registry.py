@@ -1,31 +1,35 @@
 """Toolkits by name, and the tool objects behind their specs.
 
-A toolkit file may leave entries short (`{name: sim:gpt-5, backend: {kind: sim, profile: gpt-5}}`):
-each backend kind fills in its own description, schema, category and latency here, so the YAML lists
-only what differs. Tools that cannot be offered in this environment (web search without a key) are
-dropped with one line saying why, never kept as a tool that silently returns nothing.
+Named toolkits are the YAML files in the checkout's `configs/toolkits/` (`default`: free-form tools
+and models; `paper`: the released code's `search` / `enhance_reasoning` / `answer` with model slots);
+any other toolkit is given by path. A toolkit file may leave entries short
+(`{name: sim:gpt-5, backend: {kind: sim, profile: gpt-5}}`): each backend kind fills in its own
+description, schema, category and latency here, so the YAML lists only what differs; a `paper` entry's
+slots are filled the same way. Tools that cannot be offered in this environment (web search without a
+key) are dropped with one line saying why, never kept as a tool that silently returns nothing.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rich.console import Console
 
 from lab.errors import LabInputError, read_yaml
 from lab.tools.base import Tool
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec, Toolkit
 
-KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "local_llm")
+KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "local_llm", "paper")
+#: Where named toolkits live: `configs/toolkits/` of the checkout the lab is installed from.
+TOOLKITS_DIR = Path(__file__).resolve().parents[2] / "configs" / "toolkits"
 
 
 def toolkit_names() -> list[str]:
-    folder = resources.files("lab").joinpath("data/toolkits")
-    return sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml"))
+    if not TOOLKITS_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in TOOLKITS_DIR.glob("*.yaml"))
 
 
 def load_toolkit(name_or_path: str, pricing: str = "default", console: Console | None = None) -> Toolkit:
@@ -50,9 +54,9 @@ def _read(name_or_path: str) -> tuple[str, Any]:
     if path.suffix in (".yaml", ".yml"):
         return str(path), read_yaml(path, "toolkit file")
     if name_or_path not in toolkit_names():
-        raise LabInputError(f"--toolkit '{name_or_path}': no such toolkit (known: {', '.join(toolkit_names())}; or a .yaml path)")
-    text = resources.files("lab").joinpath(f"data/toolkits/{name_or_path}.yaml").read_text()
-    return f"toolkit '{name_or_path}'", yaml.safe_load(text)
+        known = ", ".join(toolkit_names()) or f"none: {TOOLKITS_DIR} is missing"
+        raise LabInputError(f"--toolkit '{name_or_path}': no such toolkit (known: {known}; or a .yaml path)")
+    return f"toolkit '{name_or_path}'", read_yaml(TOOLKITS_DIR / f"{name_or_path}.yaml", "toolkit file")
 
 
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
@@ -68,9 +72,40 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
 
         if not web_search_available():
             return None
+    if kind == "paper":
+        return _paper_entry(entry, backend, source, index, pricing)
     default = _default_spec(kind, backend, pricing, str(entry.get("name", "")))
     base = default.model_dump(exclude={"backend"}) if default else {"parameters": LLM_TOOL_PARAMETERS}
     return {**base, **{k: v for k, v in entry.items() if k != "backend"}, "backend": {**(default.backend if default else {}), **backend}}
+
+
+def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any]:
+    """A paper-toolkit tool: its one-argument schema over the slots, and each slot filled like a tool."""
+    from lab.tools.paper import DESCRIPTIONS, ROLES, paper_parameters
+
+    role = backend.get("role") or entry.get("name")
+    where = f"{source}: tools[{index}]"
+    if role not in ROLES:
+        raise LabInputError(f"{where}.backend.role: expected one of {', '.join(ROLES)}, got {role!r}")
+    raw_slots = backend.get("slots")
+    if not isinstance(raw_slots, dict) or not raw_slots:
+        raise LabInputError(f"{where}.backend.slots: a mapping of slot name -> model tool entry is required")
+    slots = {}
+    for slot, slot_entry in raw_slots.items():
+        if not isinstance(slot_entry, dict):
+            raise LabInputError(f"{where}.backend.slots.{slot}: must be a tool entry mapping")
+        filled = _with_defaults(slot_entry, f"{where}.backend.slots.{slot}", index, pricing)
+        if filled is None or (filled.get("backend") or {}).get("kind") == "paper":
+            raise LabInputError(f"{where}.backend.slots.{slot}: must be a model tool that can be offered here")
+        # a slot's model is reached only through its tool: a short entry needs no description of its own
+        slots[slot] = {"description": f"{filled.get('model') or filled.get('name')} behind slot {slot}",
+                       "category": "generalist", **filled, "parameters": filled.get("parameters") or LLM_TOOL_PARAMETERS}
+    return {
+        "description": DESCRIPTIONS[role], "category": "basic", "parameters": paper_parameters(list(slots)),
+        **{k: v for k, v in entry.items() if k != "backend"},
+        "name": entry.get("name", role), "slots": slots,
+        "backend": {k: v for k, v in backend.items() if k != "slots"} | {"role": role},
+    }
 
 
 def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -> ToolSpec | None:
@@ -142,7 +177,30 @@ def _build(spec: ToolSpec) -> Tool:
         from lab.tools.local_llm import LocalLLMTool
 
         return LocalLLMTool(spec)
+    if kind == "paper":
+        return _build_paper(spec)
     raise LabInputError(f"tool '{spec.name}': unknown backend kind {kind!r}")
+
+
+def _build_paper(spec: ToolSpec) -> Tool:
+    from lab.tools.paper import PaperTool
+
+    role = spec.backend["role"]
+    models = {slot: _build(slot_spec) for slot, slot_spec in spec.slots.items()}
+    retriever = interpreter = None
+    if role == "search":
+        options = spec.backend.get("retriever") or {"kind": "local_search", "index": "world"}
+        kind = options.get("kind")
+        if kind not in ("local_search", "web_search"):
+            raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search or web_search, got {kind!r}")
+        default = _default_spec(kind, options, "default", kind)
+        retriever = _build(default.model_copy(update={"backend": {**default.backend, **options}}))
+    if role == "enhance_reasoning":
+        from lab.tools.code_interpreter import CodeInterpreter
+
+        interpreter = CodeInterpreter()
+    return PaperTool(spec, role, models, retriever=retriever, interpreter=interpreter,
+                     context_chars=int(spec.backend.get("context_chars", 12000)))
 
 
 @lru_cache(maxsize=4)

@@ -34,7 +34,7 @@ from lab.world.selfcheck import self_check
 from lab.world.task import WorldTask
 from lab.world.tasks import FAMILIES, WorldSize, make_tasks
 
-WORLD_VERSION = "1"
+WORLD_VERSION = "2"  # 2: verified wrong programs in hle task meta
 CORPUS_FILE, DB_FILE, MANIFEST_FILE, INDEX_DIR = "corpus.jsonl", "bookshop_db.json", "manifest.json", "index"
 
 
@@ -84,7 +84,16 @@ def generate(seed: int = 0, size: WorldSize | None = None) -> tuple[list[Documen
     docs = render_corpus(graph, rng, forge)
     db = make_db(size.n_customers, rng, forge)
     tasks = make_tasks(graph, db, size, seed, forge)
-    return docs, tasks, db
+    return docs, with_wrong_programs(tasks), db
+
+
+def with_wrong_programs(tasks: list[WorldTask]) -> list[WorldTask]:
+    """Computational tasks with `meta["wrong_programs"]`: what a simulated coder writes when it slips."""
+    from lab.world.wrong_programs import verified_wrong_programs
+
+    wrong = verified_wrong_programs(tasks)
+    return [t.model_copy(update={"meta": {**t.meta, "wrong_programs": wrong[t.task_id]}}) if t.task_id in wrong else t
+            for t in tasks]
 
 
 def _write(root: Path, docs: list[Document], tasks: list[WorldTask], db: dict) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The world build's self-check: reference programs print their answers, evidence is where it should be,
-and golden bookshop actions are accepted by the shop.
+"""The world build's self-check: reference programs print their answers, every computational task has
+verified wrong programs, evidence is where it should be, and golden bookshop actions are accepted.
 
 Why one child process for all reference programs: starting Python ~250 times costs several seconds on
 2 cores; one fresh interpreter that runs each program in its own namespace with stdout captured still
@@ -18,29 +18,40 @@ from lab.world.corpus import Document
 from lab.world.task import WorldTask
 
 _HARNESS = r"""
-import contextlib, io, json, sys
-programs = json.load(sys.stdin)
+import contextlib, io, json, signal, sys
+programs, per_program_s = json.load(sys.stdin)
+def expire(signum, frame):
+    raise TimeoutError("ran past %s s" % per_program_s)
+signal.signal(signal.SIGALRM, expire)
 out = {}
-for task_id, code in programs.items():
+for key, code in programs.items():
     buffer = io.StringIO()
     try:
+        signal.setitimer(signal.ITIMER_REAL, per_program_s)
         with contextlib.redirect_stdout(buffer):
-            exec(compile(code, task_id, "exec"), {"__name__": "__main__"})
-        out[task_id] = buffer.getvalue()
+            exec(compile(code, key, "exec"), {"__name__": "__main__"})
+        out[key] = buffer.getvalue()
     except Exception as exc:
-        out[task_id] = "ERROR " + type(exc).__name__ + ": " + str(exc)
+        out[key] = "ERROR " + type(exc).__name__ + ": " + str(exc)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 json.dump(out, sys.stdout)
 """
 
 
-def run_reference_programs(tasks: list[WorldTask], timeout_s: float = 120.0) -> dict[str, str]:
-    """task_id -> what its reference program printed, each run in one fresh `python -I` process."""
-    programs = {t.task_id: t.reference_code for t in tasks if t.reference_code}
+def run_programs(programs: dict[str, str], per_program_s: float = 30.0, timeout_s: float = 300.0) -> dict[str, str]:
+    """key -> what each program printed (or "ERROR ..."), all run in one fresh `python -I` process,
+    each in its own namespace and stopped after `per_program_s`."""
     if not programs:
         return {}
-    done = subprocess.run([sys.executable, "-I", "-c", _HARNESS], input=json.dumps(programs), capture_output=True,
-                          text=True, timeout=timeout_s, check=True)
+    done = subprocess.run([sys.executable, "-I", "-c", _HARNESS], input=json.dumps([programs, per_program_s]),
+                          capture_output=True, text=True, timeout=timeout_s, check=True)
     return json.loads(done.stdout)
+
+
+def run_reference_programs(tasks: list[WorldTask]) -> dict[str, str]:
+    """task_id -> what its reference program printed."""
+    return run_programs({t.task_id: t.reference_code for t in tasks if t.reference_code})
 
 
 def printed_answer_ok(task: WorldTask, printed: str) -> bool:
@@ -55,6 +66,8 @@ def self_check(docs: list[Document], tasks: list[WorldTask], db: dict) -> list[s
     for task in tasks:
         if task.task_id in outputs and not printed_answer_ok(task, outputs[task.task_id]):
             problems.append(f"{task.task_id}: reference printed {outputs[task.task_id][:60]!r}, answer {task.answer!r}")
+        if task.reference_code and not task.meta.get("wrong_programs"):
+            problems.append(f"{task.task_id}: no verified wrong program (a simulated coder needs one)")
     by_id = {d.id: d.text for d in docs}
     shop = clone(db)  # tasks use distinct customers, so their golden actions can share one copy
     for task in tasks:

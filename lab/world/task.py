@@ -40,22 +40,79 @@ class WorldTask(BaseModel):
     )
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    def evidence_present(self, text: str) -> bool:
-        """True when every key fact appears in `text` outside the question (see `evidence_in`)."""
-        return evidence_in(self.evidence, text, self.question)
+    def evidence_present(self, prompt: str, findings: list[str]) -> bool:
+        """True when the prompt holds every key fact and a tool found each one (see `evidence_found`)."""
+        return evidence_found(self.evidence, prompt, findings, self.question)
 
 
 def evidence_in(facts: list[str], text: str, question: str = "") -> bool:
     """True when every fact appears in `text` (case-insensitive) outside the question itself.
 
     The question does not count (a prompt always carries it, and a small numeric answer such as "3"
-    can occur among its numbers), and a number must stand alone ("3" is not found in "1.35").
-    Shared by simulated models and by calibration from logged runs, so both judge evidence alike."""
-    low = text.lower().replace(question.lower(), " ") if question else text.lower()
+    can occur among its numbers), and a number must stand alone ("3" is not found in "1.35")."""
+    low = _outside(text, question)
     return all(_contains(low, str(fact).lower()) for fact in facts)
 
 
+def finding(observation: str, arguments: dict[str, Any] | None = None) -> str:
+    """What one successful tool call *found*: its observation without the call's own argument strings.
+
+    Why strip arguments: a tool that echoes its input ("No passages found for \"1834\"", "no order
+    '#O05001'") would otherwise let an orchestrator turn a guess into a finding by passing it as a query."""
+    text = observation
+    for value in _strings(arguments or {}):
+        if len(value) >= 2:
+            text = text.replace(value, " ")
+    return text
+
+
+def evidence_found(facts: list[str], prompt: str, findings: list[str], question: str = "") -> bool:
+    """The one evidence rule of the offline world (simulated models and calibration from logs).
+
+    A model has a task's evidence when every fact is in its prompt (outside the question) *and* was
+    found by a tool in this rollout (`findings`, see `finding`): evidence the orchestrator invents or
+    copies from the question does not count. A numeric fact (a computed answer) must be the one number
+    a finding states (what a program that computes it prints), and the prompt must not also hold
+    another number found that way: a program printing every candidate, or five programs printing five
+    guesses all pasted into one prompt, give the model candidates and no evidence.
+    """
+    if not facts or not evidence_in(facts, prompt, question):
+        return False
+    low_findings = [_outside(f, question) for f in findings]
+    stated = {n for f in low_findings if (n := _sole_number(f)) is not None}
+    low_prompt = _outside(prompt, question)
+    for fact in (str(f).lower() for f in facts):
+        if _NUMBER_FACT.fullmatch(fact):
+            rivals = [n for n in stated if n != fact and _contains(low_prompt, n)]
+            if fact not in stated or rivals:
+                return False
+        elif not any(fact in f for f in low_findings):
+            return False
+    return True
+
+
 _NUMBER_FACT = re.compile(r"[-+]?[\d.,/]+")
+_NUMBER_TOKEN = re.compile(r"(?<![\w.])[-+]?\d[\d.,/]*(?![\w])")
+
+
+def _outside(text: str, question: str) -> str:
+    low = text.lower()
+    return low.replace(question.lower(), " ") if question else low
+
+
+def _sole_number(text: str) -> str | None:
+    numbers = {n.rstrip(".,") for n in _NUMBER_TOKEN.findall(text)}
+    return numbers.pop() if len(numbers) == 1 else None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _contains(text: str, fact: str) -> bool:

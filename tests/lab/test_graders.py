@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from lab.graders import (
     LLMJudge,
+    choice_match,
     exact_match,
     extract_choice,
     grade,
@@ -60,6 +61,7 @@ def test_number_formats_in_free_text():
     assert parse_number(r"so \boxed{-12}") == -12
     assert parse_number("The answer is 42 (from 3 and 4)") == 42
     assert parse_number("no digits here") is None
+    assert parse_exact("17, 18 or 19") is None  # several candidates: no single value to read
 
 
 def test_exact_grading_normalises_like_squad():
@@ -123,8 +125,75 @@ def test_verdict_parsing():
 
 def test_hedges_and_negations_are_not_exact_matches():
     assert exact_match("Velmar, in the north", "Velmar").correct
+    assert not exact_match("Velmar, in Tarn", "Velmar").correct  # a second name, even after "in"
     assert not exact_match("Velmar or Tarn or Kessa", "Velmar").correct
     assert not exact_match("not Velmar", "Velmar").correct
+
+
+def test_listing_candidate_names_is_not_an_exact_match():
+    for answer in ["Velmar Tarn Kado Brel", "Velmar, Tarn and Kado", "Tarn and Velmar", "Velmar/Tarn", "Tarn; Velmar",
+                   "Velmar\nTarn", "- Velmar\n- Tarn", "Velmar (Tarn)", "Velmar (or Tarn)", "either Velmar or Tarn",
+                   "velmar tarn kado", "The answer is Velmar or Tarn", r"\boxed{Velmar, Tarn}", "Tarn Velmar"]:
+        assert not exact_match(answer, "Velmar").correct, answer
+    assert not exact_match("the Velmar Guild", "Velmar").correct  # another entity that contains the name
+
+
+def test_a_short_answer_stating_the_reference_still_matches():
+    for answer in ["Velmar.", "It is Velmar", "I think it's Velmar.", "The answer is Velmar", "**Velmar**",
+                   "Velmar, in the north", r"so \boxed{Velmar}"]:
+        assert exact_match(answer, "Velmar").correct, answer
+    assert exact_match("the Velmar Guild", "Velmar Guild").correct
+
+
+def test_references_that_contain_separators_match_only_themselves():
+    assert exact_match("Smith and Sons", "Smith and Sons").correct
+    assert exact_match("The answer is Paris, Texas.", "Paris, Texas").correct
+    assert not exact_match("Paris", "Paris, Texas").correct
+    assert not exact_match("Paris, Texas", "Paris").correct
+    assert not exact_match("Paris, Texas or Paris, France", "Paris, Texas").correct
+    assert not exact_match("Smith and Sons and Jones", "Smith and Sons").correct
+
+
+def test_aliases_are_accepted_one_at_a_time():
+    assert exact_match("Vel", "Velmar", aliases=["Vel"]).correct
+    assert not exact_match("Vel or Tarn", "Velmar", aliases=["Vel"]).correct
+    assert not exact_match("Vel", "Velmar").correct
+    task = _task("Velmar", meta={"aliases": ["Vel"]})
+    assert grade(task, "ANSWER: Vel").correct and not grade(task, "ANSWER: Tarn").correct
+
+
+def test_numeric_reads_one_final_value():
+    for answer in ["17, 18 or 19", "either 17 or 18", "17/18/19", "17\n18\n19", "- 17\n- 18", "1. 17\n2. 18",
+                   "The answer is 17 or 18", "17 kPa or 18 kPa", "17% or 18%", "17-18", "18 (or 17)"]:
+        assert not numeric_match(answer, 17).correct and not numeric_match(answer, 18).correct, answer
+    assert "lists several numbers: 17, 18, 19" in numeric_match("17, 18 or 19", 19).detail
+    assert numeric_match("3/4", 0.75).correct  # one fraction, not a list
+    assert numeric_match("The answer is 42", 42).correct
+    assert numeric_match("after computing 40+2 we get 42", 42).correct
+    assert numeric_match("2 times 21 is 42 kPa", 42).correct
+    assert numeric_match("We have 3 cats and 4 dogs, so 7 animals", 7).correct
+
+
+def test_a_program_that_prints_one_value_passes():
+    # lab.world.selfcheck grades a reference program's printed output this way
+    assert numeric_match("19252.92\n".strip(), 19252.92, 1e-4).correct
+    assert numeric_match("1730", 1730, 0.0).correct
+
+
+def test_absurd_numbers_do_not_crash_the_grader():
+    assert not numeric_match("1e999999999", 5).correct
+    assert not numeric_match("7" * 5000, 5).correct  # past Python's limit on parsing long integers
+
+
+def test_choice_reads_one_final_letter():
+    options = ["1", "2", "3", "4"]
+    for answer in ["A or B", "(A) (B) (C)", "A, B", "Answer: C or D", "(B) or (C)", "A. B. C.", r"\boxed{B, C}"]:
+        assert not choice_match(answer, "C", options).correct and not choice_match(answer, "B", options).correct, answer
+    assert choice_match("The answer is (B)", "B", options).correct
+    reasoning = "Option A fails for n = 0, and (B) is too slow. A quick check confirms (C).\nAnswer: C"
+    assert choice_match(reasoning, "C", options).correct
+    assert choice_match("Answer: C (not A or B)", "C", options).correct
+    assert choice_match("The answer is C. I am sure.", "C", options).correct
 
 
 def test_the_last_answer_marker_states_the_answer():

@@ -7,6 +7,8 @@ import json
 import pytest
 from rich.console import Console
 
+import pandas as pd
+
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.rescoring import rescore_run
@@ -28,7 +30,7 @@ def test_rescore_covers_benchmark_tools_and_keeps_the_threshold(tmp_path, world)
 def test_reprice_includes_the_orchestrators_own_tokens(tmp_path):
     from lab.pricing import PriceTable
     from lab.records import RunRecord, StepRecord, TrajectoryRecord
-    from lab.rescoring import reprice_steps, with_orchestrator_steps
+    from lab.repricing import reprice_steps, with_orchestrator_steps
 
     store = Store(tmp_path / "o.duckdb")
     run = RunRecord(run_id="o", kind="eval", orchestrator="openai:qwen3-32b@http://127.0.0.1:1/v1")
@@ -43,3 +45,80 @@ def test_reprice_includes_the_orchestrators_own_tokens(tmp_path):
     assert by_model.loc["qwen3-32b", "old_cost_usd"] == pytest.approx(own)
     assert by_model.loc["qwen3-32b", "new_cost_usd"] == pytest.approx((10_000 * 0.10 + 2_000 * 0.28) / 1e6)
     assert by_model.old_cost_usd.sum() == pytest.approx(traj.cost_usd)
+
+
+# ---------------------------------------------------------------- local models in repricing
+
+
+SMOLLM2 = {"name": "smollm2", "category": "generalist", "description": "Tiny local model.",
+           "parameters": {"type": "object", "properties": {"prompt": {"type": "string"}}},
+           "backend": {"kind": "local_llm", "max_new_tokens": 64}}
+
+
+def _local_store(tmp_path, orchestrator: str, tools: list[dict], model: str = "smollm2-135m-instruct") -> Store:
+    """Run "L": one trajectory (5 s, 700 / 90 orchestrator tokens) calling tools[0] once (2 s)."""
+    from lab.records import RunRecord, StepRecord, TrajectoryRecord
+
+    store = Store(tmp_path / "local.duckdb")
+    store.write_run(RunRecord(run_id="L", kind="eval", orchestrator=orchestrator,
+                              toolkit_json=json.dumps({"name": "local", "tools": tools})))
+    steps = [StepRecord(run_id="L", task_id="t0", turn=0, tool_name=tools[0]["name"], model=model,
+                        input_tokens=120, output_tokens=40, latency_s=2.0),
+             StepRecord(run_id="L", task_id="t0", turn=1, kind="answer", observation="42")]
+    traj = TrajectoryRecord(run_id="L", task_id="t0", outcome=1.0, final_answer="42", latency_s=5.0,
+                            input_tokens=700, output_tokens=90, tool_counts_json=json.dumps({tools[0]["name"]: 1}))
+    store.write_trajectories([(traj, steps, None)])
+    store.finish_run("L")
+    return store
+
+
+def test_report_pricing_path_treats_local_models_as_local(tmp_path):
+    """`lab.report.api._reprice` calls with_orchestrator_steps without a toolkit and step_costs_under:
+    SmolLM2's id and an hf: orchestrator are recognised from the model ids alone."""
+    from lab.report.api import load_report
+
+    store = _local_store(tmp_path, "hf:smollm2", [SMOLLM2])
+    (row,) = load_report(store, ["L"], pricing="deepinfra", n_resamples=10).reprice.itertuples()
+    assert row.repriced_total_usd == row.logged_total_usd == 0.0
+
+
+def test_local_steps_keep_their_cost_or_pay_gpu_time(tmp_path):
+    from lab.pricing import PriceTable
+    from lab.repricing import LOCAL_UNPRICED, reprice_steps, step_costs_under, with_orchestrator_steps
+
+    store = _local_store(tmp_path, "hf:/models/qwen3-8b", [SMOLLM2])
+    run = queries.run(store, "L")
+    steps = with_orchestrator_steps(queries.steps_df(store, "L"), queries.trajectories_df(store, ["L"]), run.orchestrator,
+                                    toolkit_json=run.toolkit_json)
+    own = steps[steps.kind == "orchestrator"].iloc[0]
+    # a local checkpoint named like a hosted model is still local: it ran here, nobody billed tokens
+    assert own.model == "hf:/models/qwen3-8b" and own.local and own.latency_s == pytest.approx(3.0)
+    assert step_costs_under(steps, PriceTable.load("deepinfra")).tolist() == [0.0, 0.0, 0.0]
+    assert step_costs_under(steps, PriceTable.load("deepinfra"), gpu_hour_usd=7.2).tolist() == pytest.approx([0.004, 0.0, 0.006])
+    by = reprice_steps(steps, PriceTable.load("deepinfra")).set_index("model").priced_by
+    assert by["smollm2-135m-instruct"] == by["hf:/models/qwen3-8b"] == LOCAL_UNPRICED
+
+
+def test_locality_comes_from_the_toolkit_first():
+    from lab.repricing import ToolkitLocality, local_mask
+
+    hosted_smol = {**SMOLLM2, "name": "remote", "model": "smollm2-135m-instruct", "backend": {"kind": "openai"}}
+    paper = {"name": "answer", "backend": {"kind": "paper"}, "slots": {
+        "answer-1": {"name": "sim:gpt-5", "model": "gpt-5", "backend": {"kind": "sim"}},
+        "answer-2": {"name": "tiny", "backend": {"kind": "local_llm", "path": "/m/Tiny-LM.gguf"}}}}
+    kit = json.dumps({"tools": [SMOLLM2, hosted_smol, paper]})
+    locality = ToolkitLocality.of(kit)
+    assert locality.local_tools == {"smollm2"} and locality.model_tools == {"remote"}
+    assert {"smollm2-135m-instruct", "tiny-lm"} <= locality.local_ids
+    steps = pd.DataFrame({"tool_name": ["smollm2", "remote", "answer", "answer", "other", None],
+                          "model": ["whatever", "smollm2-135m-instruct", "tiny-lm", "gpt-5", "hf:x", None]})
+    assert local_mask(steps, kit).tolist() == [True, False, True, False, True, False]
+    assert local_mask(steps).tolist() == [False, True, False, False, True, False]  # no toolkit: ids only
+
+
+def test_smollm2_id_is_the_one_the_tool_records():
+    from lab.repricing import is_local_model
+    from lab.tools.local_llm import SMOLLM2_MODEL_ID
+
+    assert is_local_model(SMOLLM2_MODEL_ID) and is_local_model("HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert not is_local_model("qwen3-8b") and not is_local_model(None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -72,19 +73,59 @@ def test_a_finished_run_is_not_run_again(tmp_path: Path, world):
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
-def test_budget_guard_stops_before_the_cap(tmp_path: Path, world, concurrency: int):
+def test_budget_guard_stops_near_the_cap_and_never_stores_a_cut_rollout_as_wrong(tmp_path: Path, world, concurrency: int):
     store = Store(tmp_path / "b.duckdb")
     config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=60,
-                        budget_usd=0.05, concurrency=concurrency)
+                        budget_usd=0.6, concurrency=concurrency)
     (summary,) = run_eval(config, store)
-    trajs = queries.trajectories_df(store)
+    spent = queries.trajectories_df(store, include_cut=True)
+    finished = queries.trajectories_df(store)
     steps = queries.steps_df(store, summary.run_id)
-    assert summary.stopped_by_budget and 0 < len(trajs) < 60
-    # each rollout in flight may finish the one call that reaches its allowance, nothing more
-    assert trajs.cost_usd.sum() <= 0.05 + concurrency * steps.cost_usd.max()
+    assert summary.stopped_by_budget and 0 < len(finished) < 60
+    # each rollout in flight may finish the one turn that reaches its allowance, nothing more
+    assert spent.cost_usd.sum() <= 0.6 + concurrency * steps.cost_usd.max()
+    cut = spent[spent.status == "cut"]
+    assert len(cut) == summary.cut and (cut.outcome == 0).all()
+    assert set(cut.task_id).isdisjoint(finished.task_id)  # no result, not a wrong answer
     assert queries.run(store, summary.run_id).status == "interrupted"
     (resumed,) = run_eval(config, store)  # the cap covers what the run already spent
     assert resumed.trajectories == 0 and resumed.stopped_by_budget
+    if summary.cut:  # with room, a resume runs the cut rollouts again and replaces them
+        (more,) = run_eval(config.model_copy(update={"budget_usd": 1.2}), store)
+        redone = queries.trajectories_df(store, [more.run_id], include_cut=True)
+        assert set(cut.task_id) <= set(redone[redone.status != "cut"].task_id) or more.stopped_by_budget
+
+
+def test_failures_are_written_and_counted_outages_are_not(tmp_path: Path, world, monkeypatch):
+    """A rollout that raises is stored with its error (status `error`); one whose endpoint is down is not
+    stored at all, so the same command re-runs it."""
+    from lab.errors import EndpointUnavailable
+    from lab.policies import scripted
+
+    calls = {"n": 0}
+    original = scripted._ScriptSession.generate
+
+    async def flaky(self, messages):
+        calls["n"] += 1
+        if calls["n"] % 7 == 3:
+            raise EndpointUnavailable("openai:m@http://127.0.0.1:9/v1: connection refused")
+        if calls["n"] % 7 == 5:
+            raise ValueError("policy bug")
+        return await original(self, messages)
+
+    monkeypatch.setattr(scripted._ScriptSession, "generate", flaky)
+    store = Store(tmp_path / "f.duckdb")
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=20, concurrency=1)
+    (summary,) = run_eval(config, store)
+    trajs = queries.trajectories_df(store)
+    assert summary.unavailable > 0 and summary.failed > 0
+    assert len(trajs) == 20 - summary.unavailable  # outages were not written
+    errors = trajs[trajs.status == "error"]
+    assert len(errors) == summary.failed and errors.error.str.startswith("policy failed: ValueError: policy bug").all()
+    assert queries.runs_summary_df(store).errors.iloc[0] == summary.failed  # counted where users look
+    monkeypatch.setattr(scripted._ScriptSession, "generate", original)
+    (again,) = run_eval(config, store)  # the outages are retried; the failures are results and stay
+    assert again.trajectories == summary.unavailable and len(queries.trajectories_df(store)) == 20
 
 
 def test_preferences_and_turn_budgets_make_one_run_each(tmp_path: Path, world):
@@ -123,3 +164,18 @@ def test_a_policy_that_cannot_start_fails_the_run_with_one_line(tmp_path: Path, 
     assert result.returncode == 2 and "hf: model not found: /no/such/model" in result.stderr
     runs = queries.runs_df(Store(db))
     assert list(runs.status) == ["failed"]
+
+
+def test_an_unreachable_orchestrator_endpoint_exits_1_naming_it_and_stores_nothing(tmp_path: Path, world):
+    from lab.testing.openai_server import unused_port
+
+    db = tmp_path / "down.duckdb"
+    url = f"http://127.0.0.1:{unused_port()}/v1"
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db", str(db),
+                                      "--json"), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stderr
+    (row,) = json.loads(result.stdout)
+    assert row["unavailable_rollouts"] == 2 and row["trajectories"] == 0
+    assert all("endpoint unavailable" in e and url in e for e in row["errors_seen"])
+    assert queries.trajectories_df(Store(db), include_cut=True).empty
+    assert queries.runs_df(Store(db)).status.tolist() == ["interrupted"]  # the same command resumes it

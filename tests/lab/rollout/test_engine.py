@@ -108,7 +108,9 @@ def test_malformed_calls_are_format_errors_the_model_can_recover_from():
     assert kinds[1] == ("format_error", "unknown tool 'nope' (available: a)")
     assert kinds[2] == ("format_error", "tool 'a': argument 'text' must be string, got integer")
     assert result.trajectory.outcome == 1.0 and not result.trajectory.format_ok
-    assert json.loads(result.trajectory.tool_counts_json) == {"a": 1}  # the bad-args call is counted
+    # one definition of tool counts (reward features and report): executed calls only; malformed ones
+    # are format errors and count toward no tool
+    assert json.loads(result.trajectory.tool_counts_json) == {}
     assert "argument 'text' must be string" in policy.seen[3][-1]["content"]  # shown to the model
 
 
@@ -122,11 +124,12 @@ def test_turn_limit_and_cost_cap_stop_the_rollout_without_an_answer():
     limited = rollout(Turns(), [Echo("a")], RolloutConfig(max_turns=3))
     assert limited.trajectory.n_turns == 3 and not limited.trajectory.valid_output
     assert limited.trajectory.error == "turn limit 3 reached without an answer"
-    assert limited.trajectory.outcome == 0.0
+    assert limited.trajectory.outcome == 0.0 and limited.trajectory.status == "no_answer"
     calls = [format_tool_call("a", {"text": str(i)}) for i in range(10)]
     capped = rollout(Turns(*calls), [Echo("a")], RolloutConfig(cost_cap_usd=0.0005))
     assert capped.trajectory.error == "cost cap $0.0005 reached"
     assert capped.trajectory.cost_usd >= 0.0005 and len(capped.steps) < 10
+    assert capped.trajectory.status == "cut"  # stopped by a budget: no result, not a wrong answer
 
 
 def test_calls_beyond_the_per_turn_limit_are_not_run():
@@ -153,7 +156,86 @@ def test_a_policy_that_raises_ends_only_its_rollout():
 
     result = rollout(Down(), [Echo("a")])
     assert result.trajectory.error == "policy failed: ConnectionError: endpoint unreachable"
-    assert result.trajectory.outcome == 0.0
+    assert result.trajectory.outcome == 0.0 and result.trajectory.status == "error" and result.unavailable is None
+
+
+def test_an_unavailable_endpoint_is_an_outage_not_a_result():
+    from lab.errors import EndpointUnavailable
+
+    class Outage(Turns):
+        def session(self, task, specs, seed):
+            class S:
+                async def generate(self, messages):
+                    raise EndpointUnavailable("openai:m@http://127.0.0.1:9/v1: ClientConnectorError")
+
+                def token_trajectory(self):
+                    return None
+            return S()
+
+    result = rollout(Outage(), [Echo("a")])
+    assert result.unavailable == "endpoint unavailable: openai:m@http://127.0.0.1:9/v1: ClientConnectorError"
+    assert result.trajectory.error == result.unavailable and result.trajectory.final_answer is None
+
+
+def test_a_policy_sees_the_question_not_the_task():
+    @dataclass
+    class Secret(Task):
+        answer: str = "42"
+        evidence: tuple = ("the answer is 42",)
+
+    seen = []
+
+    class Spy(Turns):
+        privileged = False
+
+        def session(self, task, specs, seed):
+            seen.append(task)
+            return super().session(task, specs, seed)
+
+    class Oracle(Spy):
+        privileged = True
+
+    request = RolloutRequest(run_id="r", task=Secret())
+    for policy in (Spy("<answer>42</answer>"), Oracle("<answer>42</answer>")):
+        asyncio.run(run_rollout(policy, {}, request, right_if_42))
+    view, whole = seen
+    assert (view.task_id, view.question) == ("t1", "What is the answer?")
+    assert not hasattr(view, "answer") and not hasattr(view, "evidence")
+    assert whole.answer == "42"  # only a policy that declares itself privileged gets the task
+
+
+class Answerer(Echo):
+    """A tool that answers for the orchestrator (like the paper toolkit's `answer`) and counts as a slot."""
+
+    async def execute(self, arguments, context=None):
+        obs = await super().execute(arguments, context)
+        return obs.model_copy(update={"meta": {"final_answer": arguments["text"], "counted_as": "answer-1"}})
+
+
+def test_a_tool_that_answers_ends_the_episode_and_counts_as_its_slot():
+    policy = Turns(format_tool_call("a", {"text": "hi"}), format_tool_call("answer", {"text": "42"}), "<answer>never</answer>")
+    result = rollout(policy, [Echo("a"), Answerer("answer")])
+    assert result.trajectory.final_answer == "42" and result.trajectory.outcome == 1.0
+    assert result.trajectory.n_turns == 2 and policy.turns == ["<answer>never</answer>"]
+    assert [s.kind for s in result.steps] == ["tool", "tool", "answer"]
+    assert json.loads(result.trajectory.tool_counts_json) == {"a": 1, "answer-1": 1}
+
+
+def test_findings_are_what_tools_returned_minus_their_own_arguments():
+    class Search(Echo):
+        async def execute(self, arguments, context=None):
+            return Observation(text=f'No passages found for "{arguments["text"]}".')
+
+    captured = {}
+
+    async def grade(task, answer, context):
+        captured["findings"] = list(context.findings)
+        return 0.0
+
+    request = RolloutRequest(run_id="r", task=Task())
+    policy = Turns(format_tool_call("s", {"text": "1834"}), format_tool_call("s", {"x": 1}), "<answer>1</answer>")
+    asyncio.run(run_rollout(policy, {"s": Search("s")}, request, grade))
+    assert len(captured["findings"]) == 1 and "1834" not in captured["findings"][0]  # echo stripped, malformed skipped
 
 
 def test_a_grader_that_raises_is_recorded_on_the_trajectory():

@@ -43,19 +43,25 @@ TASKS = [
 def simulate_run(profile: Profile, tasks: list[WorldTask], per_task: int, run_id: str = "run-real"):
     """Logs as a harness would write them, with `profile` playing the real model.
 
-    Every trajectory calls a cheap model first, then the fitted model (with the evidence in half the
-    prompts), graded on the fitted model's answer. Every fifth trajectory ends with another model's
-    answer (outcome 1 regardless) and every third has a later failed call; neither may count.
+    Each of `tasks` is asked as `per_task` distinct variants (other ids and questions: a simulated
+    model's correctness is a property of the task, so repeats of one task would say little). Every
+    trajectory calls a cheap model first, then the fitted model; in half of them a search found the
+    task's key fact first and it is in the prompt. Graded on the fitted model's answer. Every fifth
+    trajectory ends with another model's answer (outcome 1 regardless) and every third has a later
+    failed call; neither may count.
     """
     model, other = SimModel(sim_spec(profile), profile), SimModel.from_profile("qwen3-8b")
-    trajectories, steps = [], []
+    trajectories, steps, variants = [], [], []
 
     async def go() -> None:
-        for task in tasks:
+        for base in tasks:
             for i in range(per_task):
-                key = {"run_id": run_id, "task_id": task.task_id, "sample_idx": i}
-                ctx = ToolContext(task_id=task.task_id, task=task, seed=i)
-                prompt = task.question + (f" Facts: {task.evidence[0]}." if i % 2 == 0 else "")
+                task = base.model_copy(update={"task_id": f"{base.task_id}-{i}", "question": f"{base.question} (case {i})"})
+                variants.append(task)
+                key = {"run_id": run_id, "task_id": task.task_id, "sample_idx": 0}
+                searched = i % 2 == 0
+                ctx = ToolContext(task_id=task.task_id, task=task, seed=i, findings=list(task.evidence) if searched else [])
+                prompt = task.question + (f" Facts: {task.evidence[0]}." if searched else "")
                 first = await other.execute({"prompt": task.question}, ctx)
                 obs = await model.execute({"prompt": prompt}, ctx)
                 calls = [(other.spec, {"prompt": task.question}, first), (model.spec, {"prompt": prompt}, obs)]
@@ -63,12 +69,17 @@ def simulate_run(profile: Profile, tasks: list[WorldTask], per_task: int, run_id
                 if i % 5 == 4:
                     calls.append((other.spec, {"prompt": "final check"}, await other.execute({"prompt": "final check"}, ctx)))
                     outcome = 1.0
-                for turn, (spec, args, o) in enumerate(calls):
+                turn0 = 0
+                if searched:
+                    steps.append(StepRecord(**key, turn=0, tool_name="local_search", arguments_json=json.dumps({"query": "q"}),
+                                            observation=f"[1] {task.evidence[0]}"))
+                    turn0 = 1
+                for turn, (spec, args, o) in enumerate(calls, start=turn0):
                     steps.append(StepRecord(**key, turn=turn, tool_name=spec.name, model=spec.model, arguments_json=json.dumps(args),
                                             observation=o.text, input_tokens=o.input_tokens, output_tokens=o.output_tokens,
                                             cost_usd=o.cost_usd, latency_s=o.latency_s, simulated=True))
                 if i % 3 == 0:
-                    steps.append(StepRecord(**key, turn=len(calls), tool_name=other.spec.name, model=other.spec.model,
+                    steps.append(StepRecord(**key, turn=turn0 + len(calls), tool_name=other.spec.name, model=other.spec.model,
                                             error="timeout", latency_s=30.0))
                 trajectories.append(TrajectoryRecord(**key, outcome=outcome, n_turns=len(calls)))
 
@@ -76,7 +87,7 @@ def simulate_run(profile: Profile, tasks: list[WorldTask], per_task: int, run_id
     task_records = [TaskRecord(benchmark="world", task_id=t.task_id, domain=t.domain, question=t.question,
                                answer_json=json.dumps(t.answer),
                                meta_json=json.dumps({"family": t.family, "difficulty": t.difficulty, "evidence": t.evidence}))
-                    for t in tasks]
+                    for t in variants]
     return trajectories, steps, task_records
 
 
@@ -86,14 +97,14 @@ def frames(trajectories, steps, tasks):
 
 @pytest.fixture(scope="module")
 def big_logs():
-    return frames(*simulate_run(TRUE, TASKS, per_task=2000))  # 12000 trajectories, seeds 0..1999 per task
+    return frames(*simulate_run(TRUE, TASKS, per_task=800))  # 4800 trajectories of 4800 distinct tasks
 
 
 def test_graded_answers_are_the_models_last_successful_calls(big_logs):
     samples = graded_answers(*big_logs, model="qwen3-32b")
-    assert len(samples) == 6 * 2000 * 4 // 5  # every fifth trajectory ended with another model
+    assert len(samples) == 6 * 800 * 4 // 5  # every fifth trajectory ended with another model
     assert samples["evidence"].mean() == pytest.approx(0.5, abs=0.01)
-    assert graded_answers(*big_logs, model="qwen3-8b").shape[0] == 6 * 2000 // 5
+    assert graded_answers(*big_logs, model="qwen3-8b").shape[0] == 6 * 800 // 5
 
 
 def test_fit_recovers_generating_parameters(big_logs):
@@ -110,7 +121,7 @@ def test_fit_recovers_generating_parameters(big_logs):
     assert fitted.latency.per_output_token_s == pytest.approx(0.02, rel=0.05)
     assert fitted.latency.jitter == pytest.approx(0.25, abs=0.03)
     assert fitted.stands_for == "qwen3-32b"
-    assert "9600 graded last answers and 12000 calls" in fitted.calibration_source
+    assert "3840 graded last answers and 4800 calls" in fitted.calibration_source
 
 
 def test_few_answers_move_the_profile_only_a_little_towards_the_data():

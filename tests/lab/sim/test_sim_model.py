@@ -1,4 +1,7 @@
-"""SimModel: deterministic, right as often as its profile says, priced at real prices, clearly simulated."""
+"""SimModel: deterministic, right as often as its profile says, priced at real prices, clearly simulated.
+
+Correlated-error behaviour (re-asking, confidence, evidence flips) is tested on the real world's tasks in
+`test_sim_draws.py`; here single calls on hand-made tasks."""
 
 from __future__ import annotations
 
@@ -31,17 +34,29 @@ TAU2 = WorldTask(task_id="tau2-0003", family="tau2", domain="retail", question="
                  evidence=["#W42"])
 
 
-def run(model: SimModel, task: WorldTask | None, prompt: str, seed: int = 0) -> Observation:
-    return asyncio.run(model.execute({"prompt": prompt}, ToolContext(task_id=task.task_id if task else "", task=task, seed=seed)))
+def run(model: SimModel, task: WorldTask | None, prompt: str, seed: int = 0, findings: list[str] | None = None) -> Observation:
+    context = ToolContext(task_id=task.task_id if task else "", task=task, seed=seed, findings=list(findings or []))
+    return asyncio.run(model.execute({"prompt": prompt}, context))
 
 
-def draws(model: SimModel, task: WorldTask, prompt: str, n: int) -> list[Observation]:
+def variants(task: WorldTask, n: int) -> list[WorldTask]:
+    """n distinct tasks like `task` (other ids and questions, so other latents)."""
+    return [task.model_copy(update={"task_id": f"{task.task_id}-v{i}", "question": f"{task.question} (#{i})"})
+            for i in range(n)]
+
+
+def draws(model: SimModel, task: WorldTask, prompt: str, n: int, found: bool = False) -> list[Observation]:
+    """One call on each of n variants of `task`; `found`: a tool found the task's evidence first."""
     async def go() -> list[Observation]:
-        return [await model.execute({"prompt": prompt}, ToolContext(task_id=task.task_id, task=task, seed=s)) for s in range(n)]
+        out = []
+        for t in variants(task, n):
+            findings = list(t.evidence) if found else []
+            out.append(await model.execute({"prompt": prompt}, ToolContext(task_id=t.task_id, task=t, findings=findings)))
+        return out
     return asyncio.run(go())
 
 
-def is_right(obs: Observation, task: WorldTask) -> bool:
+def is_right(obs: Observation, task: WorldTask) -> bool:  # variants share the answer
     """Grade by what the orchestrator reads: the text after ANSWER:."""
     return obs.text.split("ANSWER: ", 1)[1] == format_answer(task.answer, task.answer_type)
 
@@ -60,14 +75,15 @@ def test_is_a_tool_with_a_simulated_priced_spec():
     assert (spec.input_per_mtok, spec.output_per_mtok) == (price.input_per_mtok, price.output_per_mtok)
 
 
-def test_same_inputs_same_observation_and_other_seeds_vary():
+def test_same_inputs_same_observation_and_other_seeds_vary_in_length_not_in_knowledge():
     model = SimModel.from_profile("gpt-5")
     first = run(model, HLE, "What is X?", seed=3)
     assert run(model, HLE, "What is X?", seed=3) == first
-    outs = {(o.text, o.output_tokens, o.latency_s) for o in draws(model, HLE, "What is X?", 30)}
-    assert len(outs) == 30
-    assert len({text for text, _, _ in outs}) > 1
-    # the prompt and the tool name are part of the seed too
+    seeds = [run(model, HLE, "What is X?", seed=s) for s in range(30)]
+    assert len({(o.output_tokens, o.latency_s) for o in seeds}) == 30  # billing and timing vary per call
+    # whether the model knows the answer is a property of (task, model): most seeds agree
+    assert sum(o.meta["sim_correct"] == first.meta["sim_correct"] for o in seeds) >= 24
+    # the prompt and the tool name are part of the call's seed too
     assert run(model, HLE, "What is X? Please.", seed=3).output_tokens != first.output_tokens
 
 
@@ -87,12 +103,13 @@ def test_same_call_gives_the_same_observation_in_another_process():
     assert Observation.model_validate_json(out.stdout) == here
 
 
-def test_success_rate_matches_profile_within_binomial_tolerance():
+def test_success_rate_over_tasks_matches_profile_within_binomial_tolerance():
     model = SimModel.from_profile("gpt-5")
-    n = 3000  # seeds 0..2999; deterministic, so the tolerance only guards against a wrong p
+    n = 3000  # 3000 distinct tasks; deterministic, so the tolerance only guards against a wrong p
     for prompt, evidence in (("What is X?", False), (with_evidence(HLE), True)):
         p = get_profile("gpt-5").p_correct("physics", "hle", "medium", evidence)
-        obs = draws(model, HLE, prompt, n)
+        obs = draws(model, HLE, prompt, n, found=evidence)
+        assert all(o.meta["evidence_present"] is evidence for o in obs)
         rate = sum(is_right(o, HLE) for o in obs) / n
         assert abs(rate - p) < 4 * math.sqrt(p * (1 - p) / n), (evidence, rate, p)
         assert all(o.meta["sim_correct"] == is_right(o, HLE) for o in obs)
@@ -106,20 +123,23 @@ def test_evidence_in_the_prompt_raises_and_difficulty_lowers_success():
         task = FRAMES.model_copy(update={"difficulty": difficulty})
         for evidence in (False, True):
             prompt = with_evidence(task) if evidence else task.question
-            rates[difficulty, evidence] = sum(is_right(o, task) for o in draws(model, task, prompt, n)) / n
+            rates[difficulty, evidence] = sum(is_right(o, task) for o in draws(model, task, prompt, n, found=evidence)) / n
     for evidence in (False, True):
         assert rates["easy", evidence] > rates["medium", evidence] > rates["hard", evidence]
     for difficulty in ("easy", "medium", "hard"):
         assert rates[difficulty, True] > rates[difficulty, False] + 0.2
-    # only the prompt counts: facts elsewhere in the rollout do not reach a delegated model
-    ctx = ToolContext(task_id=FRAMES.task_id, task=FRAMES, transcript=[with_evidence(FRAMES)])
+    # only the prompt counts: facts a tool found elsewhere in the rollout do not reach a delegated model
+    ctx = ToolContext(task_id=FRAMES.task_id, task=FRAMES, findings=list(FRAMES.evidence))
     assert asyncio.run(model.execute({"prompt": "Who?"}, ctx)).meta["evidence_present"] is False
+    # ...and facts in the prompt that no tool found (invented, or copied from nowhere) do not count either
+    assert run(model, FRAMES, with_evidence(FRAMES)).meta["evidence_present"] is False
+    assert run(model, FRAMES, with_evidence(FRAMES), findings=FRAMES.evidence).meta["evidence_present"] is True
     # a task that lists no evidence is answered at the unaided rate, whatever the prompt says
     bare = FRAMES.model_copy(update={"evidence": []})
-    assert run(model, bare, with_evidence(FRAMES)).meta["p_correct"] == get_profile("qwen3-32b").p_correct(
-        "multihop", "frames", "medium", False)
+    assert run(model, bare, with_evidence(FRAMES), findings=FRAMES.evidence).meta["p_correct"] == get_profile(
+        "qwen3-32b").p_correct("multihop", "frames", "medium", False)
     # a partial fact list is not enough
-    assert run(model, FRAMES, "Ada Lovelace wrote the first program").meta["evidence_present"] is False
+    assert run(model, FRAMES, "Ada Lovelace wrote the first program", findings=FRAMES.evidence).meta["evidence_present"] is False
 
 
 @pytest.mark.parametrize("name", ["gpt-5", "claude-opus-4-1", "qwen2.5-math-7b-instruct", "llama-3.3-70b-instruct"])
@@ -159,7 +179,7 @@ def test_wrong_answers_are_plausible_and_really_wrong():
          lambda v: v in ("Charles Babbage", "Alan Turing")),
         (TAU2, lambda v: isinstance(json.loads(v), list) and json.loads(v) != TAU2.answer),
     ):
-        wrong = [o for o in draws(model, task, task.question, 60) if not o.meta["sim_correct"]]
+        wrong = [o for o in draws(model, task, with_evidence(task), 60, found=True) if not o.meta["sim_correct"]]
         assert len(wrong) > 20, task.task_id
         for o in wrong:
             assert check(o.text.split("ANSWER: ", 1)[1]), (task.task_id, o.text)
@@ -169,22 +189,32 @@ def test_wrong_action_plans_change_what_the_plan_does():
     """Graders replay plans and compare databases, so a wrong plan must differ in a write, not a read."""
     model = SimModel.from_profile("qwen2.5-math-7b-instruct")
     reads = [a for a in TAU2.answer if a["name"] != "cancel_order"]
-    for o in draws(model, TAU2, TAU2.question, 40):
+    for o in draws(model, TAU2, with_evidence(TAU2), 40, found=True):
         if not o.meta["sim_correct"]:
             plan = json.loads(o.text.split("ANSWER: ", 1)[1])
             assert [a for a in plan if a["name"] != "cancel_order"] == reads
             assert [a for a in plan if a["name"] == "cancel_order"] != [TAU2.answer[1]]
     refuse = TAU2.model_copy(update={"answer": reads})  # the right outcome: look, change nothing
-    wrong = [json.loads(o.text.split("ANSWER: ", 1)[1]) for o in draws(model, refuse, refuse.question, 20)
+    wrong = [json.loads(o.text.split("ANSWER: ", 1)[1]) for o in draws(model, refuse, with_evidence(refuse), 20, found=True)
              if not o.meta["sim_correct"]]
     assert wrong and all(plan[-1]["name"] == "cancel_order" and plan[:-1] == reads for plan in wrong)
 
 
 def test_tau2_correct_reply_is_the_golden_plan_as_json():
     model = SimModel.from_profile("gpt-5")
-    right = [o for o in draws(model, TAU2, with_evidence(TAU2), 20) if o.meta["sim_correct"]]
+    right = [o for o in draws(model, TAU2, with_evidence(TAU2), 20, found=True) if o.meta["sim_correct"]]
     assert right
     assert json.loads(right[0].text.split("ANSWER: ", 1)[1]) == TAU2.answer
+
+
+def test_tau2_plan_needs_the_record_ids_the_orchestrator_looked_up():
+    """Without the ids a tool returned, even the strongest model only proposes the lookups to make."""
+    model = SimModel.from_profile("gpt-5")
+    for o in draws(model, TAU2, with_evidence(TAU2), 30):  # the id is in the prompt, but no tool found it
+        plan = json.loads(o.text.split("ANSWER: ", 1)[1])
+        assert o.meta["lookups_only"] and all(a["name"] != "cancel_order" for a in plan)
+    looked_up = draws(model, TAU2, with_evidence(TAU2), 30, found=True)
+    assert sum(json.loads(o.text.split("ANSWER: ", 1)[1]) == TAU2.answer for o in looked_up) >= 15
 
 
 def test_without_a_task_replies_generically_but_still_bills():
@@ -217,27 +247,30 @@ def test_realtime_scale_waits_a_fraction_of_the_simulated_latency():
     assert time.monotonic() - start >= 0.01 * obs.latency_s * 0.9
 
 
-def test_asked_for_a_program_the_model_writes_code_that_runs_to_the_answer_or_not():
+def test_asked_for_a_program_the_model_writes_the_reference_or_a_one_token_slip_of_it():
     task = WorldTask(task_id="hle-code-1", family="hle", domain="mathematics", difficulty="easy",
                      question="How many primes are below 50?", answer=15, answer_type="numeric",
                      evidence=["15"], reference_code="print(sum(all(n % d for d in range(2, n)) for n in range(2, 50)))",
                      needs=["code"])
     model = SimModel.from_profile("qwen2.5-coder-32b-instruct")
-    replies = [asyncio.run(model.execute({"prompt": f"Write a Python program that prints the answer.\n{task.question}"},
-                                         ToolContext(task_id=task.task_id, task=task, seed=seed))) for seed in range(40)]
-    programs = [r.text.split("```python\n")[1].split("```")[0] for r in replies]
+    prompt = f"Write a Python program that prints the answer.\n{task.question}"
+    replies = [asyncio.run(model.execute({"prompt": prompt}, ToolContext(task_id=t.task_id, task=t))) for t in variants(task, 60)]
+    programs = [r.text.split("```python\n")[1].split("```")[0].strip() for r in replies]
     right = [p for p, r in zip(programs, replies) if r.meta["sim_correct"]]
     wrong = [p for p, r in zip(programs, replies) if not r.meta["sim_correct"]]
     assert right and wrong
-    assert all(p.strip() == task.reference_code for p in right)
-    assert all("15" not in p for p in wrong)
+    assert all(p == task.reference_code for p in right)
+    for p in wrong:  # a computation that differs from the right one in one token, never a printed literal
+        assert p != task.reference_code and len(p) - len(task.reference_code) in (-1, 0, 1)
+        assert "range(" in p and "print(sum(" in p
+    # a question that is no computation gets no program
+    reply = run(model, FRAMES, f"Write a Python program that prints the answer.\n{FRAMES.question}")
+    assert "```" not in reply.text and reply.meta["wrote_program"] is False
 
 
 def test_confidence_is_more_often_high_when_right():
-    task = HLE
     model = SimModel.from_profile("gpt-5-mini")
-    replies = [asyncio.run(model.execute({"prompt": task.question}, ToolContext(task_id=task.task_id, task=task, seed=s)))
-               for s in range(400)]
+    replies = draws(model, HLE, HLE.question, 400)
     high_right = [("CONFIDENCE: high" in r.text) for r in replies if r.meta["sim_correct"]]
     high_wrong = [("CONFIDENCE: high" in r.text) for r in replies if not r.meta["sim_correct"]]
     assert sum(high_right) / len(high_right) > sum(high_wrong) / len(high_wrong) + 0.2

@@ -9,7 +9,7 @@ import pytest
 
 from lab.errors import LabInputError
 from lab.store import Store, resolve_db_path, schema
-from lab.store.queries import runs_df
+from lab.store.queries import runs_df, trajectories_df
 
 
 def _columns(db: Path, table: str) -> list[tuple[str, str]]:
@@ -73,7 +73,7 @@ def test_plain_duckdb_file_without_our_tables_is_migrated(tmp_path: Path) -> Non
     db = tmp_path / "s.duckdb"
     duckdb.connect(str(db)).close()
     assert runs_df(Store(db)).empty
-    assert _versions(db) == [schema.latest_version()]
+    assert _versions(db) == [m.version for m in schema.MIGRATIONS]
 
 
 def test_older_file_gets_pending_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,3 +143,23 @@ def test_db_path_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ORCHESTRA_DB", "/data/env.duckdb")
     assert resolve_db_path(None) == Path("/data/env.duckdb")
     assert resolve_db_path("flag.duckdb") == Path("flag.duckdb")
+
+
+def test_a_v1_file_gets_trajectory_statuses_from_what_it_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "old.duckdb"
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
+    Store(db)
+    con = duckdb.connect(str(db))
+    try:
+        for task_id, valid, error in (("ok", True, None), ("none", False, "turn limit 50 reached without an answer"),
+                                      ("bug", True, "policy failed: ValueError: x")):
+            con.execute(
+                "INSERT INTO trajectories VALUES ('r', ?, 0, 0, '', '{}', 0, NULL, 1, 0, 0, 0, 0, true, ?, NULL, NULL, ?,"
+                " 'world', '{}', now())", [task_id, valid, error])
+    finally:
+        con.close()
+    monkeypatch.undo()
+    store = Store(db)
+    trajs = trajectories_df(store)
+    assert dict(zip(trajs.task_id, trajs.status)) == {"ok": "answered", "none": "no_answer", "bug": "error"}
+    assert _versions(db) == [m.version for m in schema.MIGRATIONS] and len(trajs) == 3

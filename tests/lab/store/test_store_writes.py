@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import duckdb
@@ -31,7 +33,9 @@ def _trajectory(run_id: str, task_id: str, tools: list[str], sample_idx: int = 0
     key = dict(run_id=run_id, task_id=task_id, sample_idx=sample_idx)
     steps = [StepRecord(**key, turn=t, tool_name=name, cost_usd=0.01) for t, name in enumerate(tools)]
     steps.append(StepRecord(**key, turn=len(tools), kind="answer", observation="42"))
-    trajectory = TrajectoryRecord(**key, n_turns=len(steps), outcome=outcome, final_answer="42")
+    counts = {name: tools.count(name) for name in tools}  # as the engine counts executed calls
+    trajectory = TrajectoryRecord(**key, n_turns=len(steps), outcome=outcome, final_answer="42",
+                                  tool_counts_json=json.dumps(counts))
     tokens = TokenTrajectoryRecord(
         **key, prompt_ids=[1, 2], completion_ids=[3, 4, 5], mask=[1, 0, 1], logprobs=[-0.5, 0.0, -1.25]
     )
@@ -146,9 +150,19 @@ def test_tool_calls_counts_per_tool_per_trajectory(store: Store) -> None:
         [_trajectory("r1", "t1", ["search", "code", "search"]), _trajectory("r1", "t2", []), _trajectory("r2", "t1", ["math"])]
     )
     calls = q.tool_calls_df(store, ["r1"])
+    # the reward's own numbers (tool_counts_json), so report and reward can never disagree
     assert calls[["task_id", "tool_name", "n_calls"]].values.tolist() == [["t1", "code", 1], ["t1", "search", 2]]
-    assert calls["cost_usd"].round(6).tolist() == [0.01, 0.02]
     assert set(q.tool_calls_df(store, ["r1", "r2"])["run_id"]) == {"r1", "r2"}
+
+
+def test_cut_rollouts_are_no_result_and_are_run_again(store: Store) -> None:
+    done, cut = _trajectory("r1", "t1", ["search"]), _trajectory("r1", "t2", ["search"])
+    cut[0].status, cut[0].outcome = "cut", 0.0
+    store.write_trajectories([done, cut])
+    assert store.completed_keys("r1") == {("t1", 0, 0)}  # a resume runs t2 again
+    assert q.trajectories_df(store, ["r1"]).task_id.tolist() == ["t1"]
+    assert q.trajectories_df(store, ["r1"], include_cut=True).task_id.tolist() == ["t1", "t2"]
+    assert q.tool_calls_df(store, ["r1"]).task_id.tolist() == ["t1"]
 
 
 def test_scoring_rewrite_replaces_its_scores(store: Store) -> None:

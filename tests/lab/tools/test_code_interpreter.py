@@ -4,7 +4,9 @@ observation while the test process (the caller) and its own children carry on un
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import pwd
 import resource
 import shutil
 import socket
@@ -17,9 +19,13 @@ from pathlib import Path
 
 import pytest
 
+import lab
 from lab.errors import LabInputError
 from lab.tools import CodeInterpreter, Observation, Tool
-from lab.tools.code_interpreter import SANDBOX_UID_BASE
+from lab.tools import code_interpreter
+from lab.tools import sandbox_root
+from lab.tools.code_interpreter import SANDBOX_UID_BASE, _Capture, _Run
+from lab.tools.sandbox_root import project_paths
 
 CAN_SANDBOX = sys.platform == "linux" and os.geteuid() == 0 and shutil.which("unshare") is not None
 sandboxed = pytest.mark.skipif(not CAN_SANDBOX, reason="namespace sandbox needs Linux, root and unshare")
@@ -51,6 +57,30 @@ def assert_no_leftovers(deadline_s: float = 5) -> None:
     while (left := sandbox_processes()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left == []
+
+
+def probe(dirs: list, files: list, modules: list[str]) -> str:
+    """Code that, inside the sandbox, lists each dir, reads each file and imports each module, printing
+    LISTED/READ/IMPORTED when it can and `hidden`/`noimport` (with the exception) when it cannot."""
+    return (
+        "import importlib, os\n"
+        f"for path in {[str(d) for d in dirs]!r}:\n"
+        "    try:\n"
+        "        print('LISTED', path, sorted(os.listdir(path)))\n"
+        "    except OSError as exc:\n"
+        "        print('hidden', path, type(exc).__name__)\n"
+        f"for path in {[str(f) for f in files]!r}:\n"
+        "    try:\n"
+        "        print('READ', path, repr(open(path).read()))\n"
+        "    except OSError as exc:\n"
+        "        print('hidden', path, type(exc).__name__)\n"
+        f"for name in {modules!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "        print('IMPORTED', name)\n"
+        "    except ImportError as exc:\n"
+        "        print('noimport', name, type(exc).__name__, exc)\n"
+    )
 
 
 def assert_caller_fine() -> None:
@@ -141,6 +171,27 @@ def test_huge_allocation_hits_memory_limit(code: str) -> None:
     assert_caller_fine()
 
 
+@pytest.mark.parametrize(
+    ("stderr", "pids", "expected"),
+    [  # a dozen processes write their tracebacks at once and the namespace dies mid-way
+        (b"Traceback (most recent call last):\n  File \"main.py\", line 3, in <module>\n    os.fork()\n"
+         b"BlockingIOError: [Errno 11] Resource temporarily unavailable\nTraceback (most recent call last):\n"
+         b"BlockingIOError", 40, "process limit (16) reached"),
+        (b"BlockingIOError: [Errno 11] Resource temporarily unavailable\n" + b"Traceback\n" * 500, 900,
+         "process limit (16) reached"),  # the sign survives only in the kept head
+        (b"Traceback (most recent call last):\nRuntimeError: can't start new thread\n", 17,
+         "process limit (16) reached"),
+        (b"BlockingIOError: [Errno 11] Resource temporarily unavailable\n", 3,  # EAGAIN on a pipe, 2 tasks
+         "exit code 1: BlockingIOError: [Errno 11] Resource temporarily unavailable"),
+    ],
+)
+def test_process_limit_is_told_apart_however_tracebacks_were_cut(stderr: bytes, pids: int, expected: str) -> None:
+    capture = _Capture(limit=200, tail_limit=100)
+    capture.add(stderr)
+    result = _Run(stdout=_Capture(200), stderr=capture, status="exit 1", pids=pids)
+    assert CodeInterpreter(max_processes=16)._error(result).startswith(expected)
+
+
 @sandboxed
 def test_fork_bomb_is_contained() -> None:
     obs = run("import os\nwhile True:\n    os.fork()", max_processes=16, timeout_s=3)
@@ -164,15 +215,17 @@ def test_fork_bomb_does_not_starve_a_concurrent_call() -> None:
 
     bomb_obs, calm_obs = asyncio.run(both())
     assert bomb_obs.error is not None
+    assert bomb_obs.error.startswith(("process limit (16) reached", "timed out"))
     assert calm_obs.error is None and calm_obs.text.strip() == "7"
     assert_no_leftovers()
 
 
 @sandboxed
 def test_writes_outside_the_work_dir_fail(tmp_path: Path) -> None:
-    targets = [Path(f"/tmp/escape-{uuid.uuid4().hex}"), tmp_path / "escape.txt",
-               Path.home() / f"escape-{uuid.uuid4().hex}", Path("/usr/local/lib/escape.txt")]
-    shm = Path(f"/dev/shm/escape-{uuid.uuid4().hex}")  # a private tmpfs inside: writable, never the host's
+    name = f"escape-{uuid.uuid4().hex}"
+    targets = [tmp_path / "escape.txt", Path.home() / name, Path("/usr/local/lib") / name, Path("/") / name,
+               Path("/etc") / name, Path(sys.prefix) / name]
+    private = [Path("/tmp") / name, Path("/dev/shm") / name]  # tmpfs of the sandbox: writable, not the host's
     code = (
         f"for path in {[str(t) for t in targets]!r}:\n"
         "    try:\n"
@@ -180,7 +233,8 @@ def test_writes_outside_the_work_dir_fail(tmp_path: Path) -> None:
         "        print('WROTE', path)\n"
         "    except OSError as exc:\n"
         "        print('refused', type(exc).__name__)\n"
-        f"open({str(shm)!r}, 'w').write('private')\n"
+        f"for path in {[str(p) for p in private]!r}:\n"
+        "    open(path, 'w').write('private')\n"
         "open('inside.txt', 'w').write('ok')\n"
         "print('inside', open('inside.txt').read())\n"
     )
@@ -188,15 +242,17 @@ def test_writes_outside_the_work_dir_fail(tmp_path: Path) -> None:
     assert obs.error is None
     assert "WROTE" not in obs.text and obs.text.count("refused") == len(targets)
     assert "inside ok" in obs.text  # the work dir itself is writable
-    assert not any(t.exists() for t in [*targets, shm])
+    assert not any(t.exists() for t in [*targets, *private])
 
 
 @sandboxed
-def test_work_dir_is_removed_afterwards() -> None:
-    obs = run("import os\nopen('scratch.bin', 'wb').write(b'x' * 1000)\nprint(os.getcwd())")
+def test_work_dir_is_neutral_and_removed_afterwards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the host side of the call lives
+    obs = run("import os, tempfile\nopen('scratch.bin', 'wb').write(b'x' * 1000)\n"
+              "print(os.getcwd(), os.environ['HOME'], tempfile.gettempdir())")
     assert obs.error is None
-    workdir = Path(obs.text.strip())
-    assert workdir.name.startswith("lab-ci-") and not workdir.exists()
+    assert obs.text.split() == ["/sandbox", "/sandbox", "/tmp"]
+    assert list(tmp_path.iterdir()) == []
 
 
 @sandboxed
@@ -219,6 +275,116 @@ def test_caller_secrets_stay_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert obs.error is None
     assert secret not in obs.text and "OPENAI_API_KEY" not in obs.text
     assert obs.text.count("refused") == 3
+
+
+@sandboxed
+def test_project_store_cache_cwd_and_home_are_invisible(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    secret = f"reference-answer-{uuid.uuid4().hex}"
+    checkout = Path(lab.__file__).resolve().parents[1]
+    cwd, cache, home = tmp_path / "cwd", tmp_path / "cache", tmp_path / "home"
+    for folder in (cwd, cache / "world", home):
+        folder.mkdir(parents=True)
+    files = [cwd / "orchestra.duckdb", tmp_path / "runs.duckdb", cache / "world" / "tasks.json", home / "notes.txt"]
+    for file in files:
+        file.write_text(secret)
+    files += [checkout / "README.md", checkout / "pyproject.toml", Path(lab.__file__)]
+    dirs = [checkout, os.getcwd(), cwd, cache, home, tmp_path, "/work", "/data", "/home", "/opt", "/srv", "/mnt",
+            "/var", "/run", "/boot"]
+    monkeypatch.setenv("ORCHESTRA_CACHE", str(cache))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    modules = ["lab", "lab.world", "trainer", "app"]
+    dirs = [d for d in dirs if os.path.realpath(d) != "/"]  # a test run from / has nothing to hide there
+    obs = run(probe(dirs, files, modules) + "import numpy as np\nprint('numpy', int(np.arange(10).sum()))",
+              timeout_s=20)
+    assert obs.error is None, obs.text
+    assert secret not in obs.text
+    verdicts = [line.split()[:3] for line in obs.text.splitlines()]
+    assert verdicts == ([["hidden", str(d), "FileNotFoundError"] for d in [*dirs, *files]]
+                        + [["noimport", m, "ModuleNotFoundError"] for m in modules] + [["numpy", "45"]])
+
+
+@sandboxed
+def test_root_holds_only_what_python_needs() -> None:
+    home = os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir)
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
+                                              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))}
+    # a prefix outside the system dirs (pyenv under /root) appears with the bare dirs leading to it
+    leading = {p.split("/")[1] for p in prefixes}
+    toward_home = {p[len(home) + 1:].split("/")[0] for p in prefixes if p.startswith(home + "/")}
+    code = ("import json, os\n"
+            f"print(json.dumps([sorted(os.listdir(d)) if os.path.isdir(d) else [] for d in ['/', '/dev', {home!r}]]))")
+    obs = run(code)
+    assert obs.error is None, obs.text
+    root, dev, home_inside = json.loads(obs.text)
+    system = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "tmp", "sandbox"}
+    assert set(root) <= system | leading and "main.py" not in root
+    assert set(dev) <= {"null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout", "stderr", "shm"}
+    assert set(home_inside) <= toward_home
+
+
+@sandboxed
+def test_secrets_inside_exposed_dirs_are_covered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project installed as a wheel, a cache and a store all inside the interpreter's own prefix (a venv,
+    bound read-only): the package gets a stub that refuses the import, the rest empty covers."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--copies", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    secret = f"reference-answer-{uuid.uuid4().hex}"
+    package = Path(site) / "lab"
+    package.mkdir()
+    (package / "__init__.py").write_text(f"ANSWERS = {secret!r}\nprint(ANSWERS)\n")
+    outside = subprocess.run([python, "-I", "-c", "import lab"], capture_output=True, text=True, timeout=30)
+    assert outside.stdout.strip() == secret  # without the sandbox this install gives the answers away
+    cache, store = venv / "cache", venv / "store.duckdb"
+    cache.mkdir()
+    (cache / "tasks.json").write_text(secret)
+    store.write_text(secret)
+    monkeypatch.setenv("ORCHESTRA_CACHE", str(cache))
+    monkeypatch.setenv("ORCHESTRA_DB", str(store))
+    monkeypatch.setattr(sandbox_root, "_project", lambda: (None, [str(package)], ""))
+    obs = run(probe([cache], [cache / "tasks.json", store], ["lab"]), python=python, timeout_s=20)
+    assert obs.error is None, obs.text
+    assert secret not in obs.text
+    assert f"LISTED {cache} []" in obs.text and f"hidden {cache / 'tasks.json'} FileNotFoundError" in obs.text
+    assert f"READ {store} ''" in obs.text
+    assert "noimport lab ModuleNotFoundError the 'lab' package is not importable inside the code_interpreter" \
+        in obs.text
+
+
+def test_project_paths_find_the_checkout_or_the_installed_packages(tmp_path: Path) -> None:
+    names = ("lab", "trainer", "app")
+    for layout in ("checkout", "site-packages"):
+        for name in names:
+            (tmp_path / layout / name).mkdir(parents=True)
+            (tmp_path / layout / name / "__init__.py").touch()
+    (tmp_path / "checkout" / "pyproject.toml").touch()
+    checkout, packages = project_paths(tmp_path / "checkout" / "lab")
+    assert checkout == str(tmp_path / "checkout")
+    assert {str(tmp_path / "checkout" / n) for n in names} <= set(packages)
+    checkout, packages = project_paths(tmp_path / "site-packages" / "lab")
+    assert checkout is None and {str(tmp_path / "site-packages" / n) for n in names} <= set(packages)
+
+
+def test_mount_plan_covers_secrets_inside_exposed_dirs_but_never_python(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout under a system dir with its venv inside, a wheel's package in that venv, and a cwd that
+    holds the libraries Python loads: only what can be covered without breaking Python is."""
+    usr = tmp_path / "usr"
+    checkout, libs = usr / "src" / "proj", usr / "lib"
+    venv, site = checkout / ".venv", checkout / ".venv" / "lib" / "site-packages"
+    for folder in (checkout / "lab", site / "app", libs):
+        folder.mkdir(parents=True)
+    layout = ([], [str(usr)], [str(venv)], [str(site), str(libs)])  # links, binds, prefixes, essential
+    monkeypatch.setattr(sandbox_root, "_host_layout", lambda python: layout)
+    monkeypatch.setattr(sandbox_root, "_project", lambda: (str(checkout), [str(checkout / "lab"),
+                                                                               str(site / "app")], ""))
+    _, ops = sandbox_root.mount_plan("python", [str(checkout), str(libs), str(tmp_path / "elsewhere")])
+    assert [(op, path) for op, path, _ in ops] == [
+        ("bind", str(usr)), ("hide", str(checkout)), ("bind", str(venv)), ("stub", str(site / "app"))]
 
 
 @sandboxed
@@ -306,7 +472,7 @@ def test_cancelled_call_leaves_nothing_running(tmp_path: Path, monkeypatch: pyte
     async def cancel_midway() -> None:
         tool = CodeInterpreter(timeout_s=30, isolation="namespaces")
         where = await tool.execute({"code": "import os\nprint(os.getcwd())"})
-        assert where.text.startswith(os.path.realpath(tmp_path))
+        assert where.text == "/sandbox\n" and list(tmp_path.iterdir()) == []
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(tool.execute({"code": "import time\ntime.sleep(60)"}), 1)
 
