@@ -49,7 +49,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -117,31 +117,6 @@ def feature_tools(toolkit_tools: Sequence[str], tool_counts_json: Iterable[str])
     return names + sorted(counted - set(names))
 
 
-def rescore_filtered(
-    tool_counts: Sequence[dict[str, int]],
-    outcomes: Sequence[float] | np.ndarray,
-    costs: Sequence[float] | np.ndarray,
-    latencies: Sequence[float] | np.ndarray,
-    tools: Sequence[str],
-    P: "np.ndarray | Preference",
-    group_ids: Sequence[Hashable],
-    passed: Sequence[bool] | np.ndarray,
-    std_threshold: float = STD_THRESHOLD,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`lab.reward.rescore` on the trajectories that passed the filters; the others get R 0, A 0, keep
-    False and are left out of their group's min-max and std, as the trainer drops them. All (B,)."""
-    ok = np.asarray(passed, dtype=bool)                         # (B,)
-    R, A, keep = np.zeros(len(ok)), np.zeros(len(ok)), np.zeros(len(ok), dtype=bool)
-    rows = np.flatnonzero(ok)
-    if len(rows):
-        pick = lambda values: np.asarray(values, dtype=float)[rows]  # noqa: E731
-        R[rows], A[rows], keep[rows] = rescore(
-            [tool_counts[i] for i in rows], pick(outcomes), pick(costs), pick(latencies), tools, P,
-            [group_ids[i] for i in rows], std_threshold=std_threshold,
-        )
-    return R, A, keep
-
-
 def rescore_run(
     store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = STD_THRESHOLD
 ) -> RescoreResult:
@@ -168,10 +143,10 @@ def rescore_run(
     report = apply_filters(records, steps_by_trajectory(_records(queries.steps_df(store, run_id), StepRecord)))
     dropped = {key for keys in report.dropped_keys.values() for key in keys}
     passed = [trajectory_key(t) not in dropped for t in records]
-    rewards, advantages, keep = rescore_filtered(
+    rewards, advantages, keep = rescore(
         [json.loads(c or "{}") for c in trajs.tool_counts_json], trajs.outcome.to_numpy(float),
-        trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools, pref, groups, passed,
-        std_threshold=std_threshold,
+        trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools, pref, groups,
+        std_threshold=std_threshold, passed=passed,
     )
     scoring = ScoringRecord(
         scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id, preference_json=json.dumps(pref.as_dict()),

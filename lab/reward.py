@@ -292,20 +292,33 @@ def rescore(
     P: "np.ndarray | Preference",
     group_ids: Sequence[Hashable] | np.ndarray | None,
     std_threshold: float = STD_THRESHOLD,
+    passed: Sequence[bool] | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rewards, advantages and keep mask for logged trajectories under preference P: (R, A, keep).
 
-    What `orchestra rescore` runs: features from logged counts, outcomes, costs and latencies, then
-    Eq. 2 and the GRPO advantage with the homogeneity filter. A `Preference` must name the same tools
-    in the same order as `tools`, so column i of M and entry i of P mean the same thing.
+    What `orchestra rescore` (and the trainer) runs: features from logged counts, outcomes, costs and
+    latencies, then Eq. 2 and the GRPO advantage with the homogeneity filter. A `Preference` must name
+    the same tools in the same order as `tools`, so column i of M and entry i of P mean the same thing.
+    `passed` (B,) marks the trajectories that passed the trajectory filters (`lab.filters`): the others
+    get R 0, A 0, keep False and take no part in their group's min-max or std.
     """
     if hasattr(P, "tools") and hasattr(P, "vector"):
         if tuple(P.tools) != tuple(tools):
             raise LabInputError(f"preference is bound to tools {list(P.tools)}; features use {list(tools)}")
         P = P.vector
-    M = feature_matrix(tool_counts, outcomes, costs, latencies, tools)
-    R = preference_rewards(M, P, group_ids)
-    A, keep = group_advantages(R, group_ids, std_threshold)
+    n = len(tool_counts)
+    ok = np.ones(n, dtype=bool) if passed is None else np.asarray(passed, dtype=bool)   # (B,)
+    if len(ok) != n:
+        raise LabInputError(f"passed has {len(ok)} entries; tool_counts has {n}")
+    R, A, keep = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(ok)
+    if len(rows) == 0:
+        return R, A, keep
+    pick = lambda values: np.asarray(values, dtype=float).reshape(-1)[rows]  # noqa: E731
+    groups = None if group_ids is None else [list(group_ids)[i] for i in rows]
+    M = feature_matrix([tool_counts[i] for i in rows], pick(outcomes), pick(costs), pick(latencies), tools)
+    R[rows] = preference_rewards(M, P, groups)
+    A[rows], keep[rows] = group_advantages(R[rows], groups, std_threshold)
     return R, A, keep
 
 

@@ -31,7 +31,7 @@ def eval_command(
     benchmark_path: Optional[str] = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: Optional[str] = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
-    toolkit: str = typer.Option("default", help="Toolkit name or YAML path."),
+    toolkit: str = typer.Option("default", help="Toolkit: default (free-form), paper (the released code's search / enhance_reasoning / answer slots) or a YAML path."),
     pricing: str = typer.Option("default", help="Provider price table (e.g. together, deepinfra)."),
     preference: List[str] = typer.Option(
         [], "--preference", "-p",

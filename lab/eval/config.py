@@ -24,7 +24,7 @@ class EvalConfig(BaseModel):
     benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
     split: str | None = Field("test", description="Task split; None for all.")
     orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
-    toolkit: str = Field("default", description="Toolkit name (lab/data/toolkits) or a YAML path.")
+    toolkit: str = Field("default", description="Toolkit name (configs/toolkits: default = free-form, paper = slots) or a YAML path.")
     pricing: str = Field("default", description="Provider price table for tool costs.")
     preferences: list[str] = Field(
         default_factory=list,

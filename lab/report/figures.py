@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from lab.report.metrics import PRIVILEGED
+
 if TYPE_CHECKING:
     from lab.report.api import Report
 
@@ -43,15 +45,19 @@ def accuracy_figure(accuracy: pd.DataFrame, colors: dict[str, str] | None = None
                    yaxis_range=[0, 1.05])
 
 
-def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
-    """Mean cost per task against accuracy, one marker per run, with the Pareto frontier as a step line."""
+def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = None,
+                         names: dict[str, str] | None = None) -> go.Figure:
+    """Mean cost per task against accuracy, one marker per run, with the Pareto frontier as a step line.
+    `names` relabels runs in the legend (e.g. the oracle as a privileged upper bound)."""
     colors = colors or run_colors(pareto.run_id)
+    names = names or {}
     fig = go.Figure()
     for row in pareto.itertuples():
+        name = names.get(row.run_id, row.run_id)
         fig.add_trace(go.Scatter(
-            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers", name=row.run_id,
+            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers", name=name,
             marker=dict(color=colors.get(row.run_id), size=12, symbol="circle" if row.on_frontier else "circle-open"),
-            hovertemplate=f"{row.run_id}<br>%{{x:.3f}} ¢/task<br>accuracy %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{name}<br>%{{x:.3f}} ¢/task<br>accuracy %{{y:.3f}}<extra></extra>",
         ))
     frontier = pareto[pareto.on_frontier].sort_values("cost_cents_per_task")
     if len(frontier):
@@ -113,9 +119,11 @@ def pgr_figure(router: pd.DataFrame, colors: dict[str, str] | None = None) -> go
 def report_figures(report: "Report") -> dict[str, go.Figure]:
     """Every figure of a report by name; the turn-budget figure only when some runs form a curve."""
     colors = run_colors(report.run_ids)
+    orchestrators = report.runs.set_index("run_id").orchestrator
+    names = {r: f"{r} ({PRIVILEGED[o]})" for r, o in orchestrators.items() if o in PRIVILEGED}
     figures = {
         "accuracy": accuracy_figure(report.accuracy, colors),
-        "cost_accuracy": cost_accuracy_figure(report.pareto, colors),
+        "cost_accuracy": cost_accuracy_figure(report.pareto, colors, names),
         "tool_shares": tool_share_figure(report.tool_calls, report.run_ids),
         "pgr": pgr_figure(report.router, colors),
     }

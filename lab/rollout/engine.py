@@ -95,7 +95,7 @@ async def run_rollout(
     config = config or RolloutConfig()
     task = request.task
     specs = [tool.spec for tool in tools.values()]
-    context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed))
+    context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed), findings=[])
     seen = task if getattr(policy, "privileged", False) else TaskView(task_id=task.task_id, question=task.question)
     session = policy.session(seen, specs, request.seed)
     messages: list[dict[str, Any]] = [
@@ -186,7 +186,7 @@ async def _apply_turn(
             cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,
         ))
         context.transcript.append(obs.text)
-        if not malformed and obs.error is None and obs.meta.get("finding", obs.text):
+        if context.findings is not None and not malformed and obs.error is None and obs.meta.get("finding", obs.text):
             context.findings.append(finding(obs.meta.get("finding", obs.text), call.arguments))
         message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
         if call.id:

@@ -6,8 +6,9 @@ How a call is decided (all of it reported, nothing slept unless `realtime_scale`
    search query (`QUERY_REQUEST_RE`), write a program (`CODE_REQUEST_RE`), or answer; for the world's
    tau2-like tasks every reply is an action plan.
 2. Evidence counts only if it is in the *prompt the orchestrator sent* and a tool found it in this
-   rollout (`lab.world.task.evidence_found`): a delegated model sees that prompt and nothing else of
-   the rollout, and facts the orchestrator invents (or a flood of guessed numbers) are not evidence.
+   rollout (`lab.world.task.evidence_found`; the engine tracks the findings): a delegated model sees
+   that prompt and nothing else of the rollout, and facts the orchestrator invents (or a flood of
+   guessed numbers) are not evidence. Called directly, outside a rollout, the prompt alone decides.
    A task that lists no evidence counts as "without": nothing a tool could add would help.
 3. P(correct) = profile.p_correct(domain, family, difficulty, evidence); whether this call is right is
    decided by the model's *latent* for the task and role (`lab.sim.draws`), not by a coin per prompt:
@@ -160,14 +161,14 @@ class SimModel:
         p = self.profile.p_correct(task.domain, task.family, task.difficulty, evidence)
         return decide(task, self.profile.name, role, p, rng), p
 
-    def _answer(self, task: WorldTask, prompt: str, findings: list[str], rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _answer(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
         evidence = task.evidence_present(prompt, findings)
         draw, p = self._decide(task, "answer", evidence, rng)
         value = task.answer if draw.correct else graded_wrong_answer(task, draw.rng)
         text = f"{self.label} {_confidence(draw)}\nANSWER: {format_answer(value, task.answer_type)}"
         return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": evidence, "from_latent": draw.from_latent}
 
-    def _program(self, task: WorldTask, prompt: str, findings: list[str], rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _program(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The reference program when the model 'knows how' (its with-evidence accuracy: the program is
         the evidence it can produce itself), else a verified one-token slip of it. The code interpreter
         then really runs either; both compute, and neither can be told apart by its look."""
@@ -178,7 +179,7 @@ class SimModel:
         meta = {"sim_correct": draw.correct, "p_correct": p, "wrote_program": True, "from_latent": draw.from_latent}
         return f"{self.label} Here is a program:\n```python\n{code.strip()}\n```", meta
 
-    def _query(self, task: WorldTask, prompt: str, findings: list[str], rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _query(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The query for the first hop whose fact is not yet found (a vague one when the model slips);
         `none` when every hop is found or the task needs no retrieval."""
         hops = list(task.meta.get("hop_queries") or [])
@@ -192,12 +193,12 @@ class SimModel:
         query = hops[hop] if draw.correct else task.question
         return f"{self.label} QUERY: {query}", {"hop": hop, "sim_correct": draw.correct, "p_correct": p}
 
-    def _plan(self, task: WorldTask, prompt: str, findings: list[str], rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _plan(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """A JSON action plan. A right plan needs the record ids the orchestrator looked up: without
         them the model can only propose the lookups to make first."""
         ids_known = task.evidence_present(prompt, findings) or not task.evidence
         if not ids_known:
-            known = " ".join([task.question, *findings])
+            known = " ".join([task.question, *(findings if findings is not None else [prompt])])
             plan = lookup_plan(task.answer, known)
             text = f"{self.label} I need the record ids first; look these up.\nANSWER: {json.dumps(plan, sort_keys=True)}"
             return text, {"sim_correct": False, "evidence_present": False, "lookups_only": True}

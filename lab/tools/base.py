@@ -44,9 +44,10 @@ class ToolContext:
     rng: random.Random = field(default_factory=random.Random)
     #: Observations so far in this rollout (the context the paper toolkit's tools hand their models).
     transcript: list[str] = field(default_factory=list)
-    #: What tools found so far: successful observations minus the call's own arguments
-    #: (`lab.world.task.finding`); simulated models count evidence only from these.
-    findings: list[str] = field(default_factory=list)
+    #: What tools found so far in this rollout: successful observations minus the call's own arguments
+    #: (`lab.world.task.finding`), tracked by the rollout engine; simulated models then count evidence
+    #: only from these. None outside a rollout (a tool called directly): the prompt alone decides.
+    findings: list[str] | None = None
     #: Per-rollout state of stateful tools, keyed by tool domain (e.g. the bookshop's `DomainSession`).
     state: dict[str, Any] = field(default_factory=dict)
 

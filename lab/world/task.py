@@ -40,7 +40,7 @@ class WorldTask(BaseModel):
     )
     meta: dict[str, Any] = Field(default_factory=dict)
 
-    def evidence_present(self, prompt: str, findings: list[str]) -> bool:
+    def evidence_present(self, prompt: str, findings: list[str] | None) -> bool:
         """True when the prompt holds every key fact and a tool found each one (see `evidence_found`)."""
         return evidence_found(self.evidence, prompt, findings, self.question)
 
@@ -66,18 +66,22 @@ def finding(observation: str, arguments: dict[str, Any] | None = None) -> str:
     return text
 
 
-def evidence_found(facts: list[str], prompt: str, findings: list[str], question: str = "") -> bool:
+def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, question: str = "") -> bool:
     """The one evidence rule of the offline world (simulated models and calibration from logs).
 
     A model has a task's evidence when every fact is in its prompt (outside the question) *and* was
     found by a tool in this rollout (`findings`, see `finding`): evidence the orchestrator invents or
-    copies from the question does not count. A numeric fact (a computed answer) must be the one number
+    copies from the question does not count. `findings` None means nobody tracked what tools found (a
+    model called directly, outside a rollout): then the prompt alone decides, as it would for a real
+    model; every rollout tracks them, so a policy in training is always held to the full rule. A numeric fact (a computed answer) must be the one number
     a finding states (what a program that computes it prints), and the prompt must not also hold
     another number found that way: a program printing every candidate, or five programs printing five
     guesses all pasted into one prompt, give the model candidates and no evidence.
     """
     if not facts or not evidence_in(facts, prompt, question):
         return False
+    if findings is None:
+        return True
     low_findings = [_outside(f, question) for f in findings]
     stated = {n for f in low_findings if (n := _sole_number(f)) is not None}
     low_prompt = _outside(prompt, question)

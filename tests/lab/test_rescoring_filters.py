@@ -1,4 +1,4 @@
-"""Properties of rescoring with the paper's trajectory filters (lab.rescoring.rescore_filtered, rescore_run):
+"""Properties of rescoring with the paper's trajectory filters (lab.reward.rescore with `passed`, rescore_run):
 an unsolved trajectory never earns a reward, a filtered one never carries an advantage, and the filtered
 ones do not move anyone else's numbers."""
 
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from lab.records import RunRecord, StepRecord, TrajectoryRecord
 from lab.reward import rescore
-from lab.rescoring import rescore_filtered, rescore_run
+from lab.rescoring import rescore_run
+from lab.reward import rescore
 from lab.store import Store, queries
 
 TOOLS = ["search", "gpt-5"]
@@ -37,7 +38,7 @@ weights = st.lists(st.floats(0, 1), min_size=len(TOOLS) + 3, max_size=len(TOOLS)
 def test_unsolved_earn_nothing_and_filtered_carry_no_advantage(data, P, threshold):
     groups, outcomes, costs, latencies, n_search, n_gpt, passed = map(list, zip(*data))
     counts = [{"search": s, "gpt-5": g} for s, g in zip(n_search, n_gpt)]
-    R, A, keep = rescore_filtered(counts, outcomes, costs, latencies, TOOLS, np.array(P), groups, passed, threshold)
+    R, A, keep = rescore(counts, outcomes, costs, latencies, TOOLS, np.array(P), groups, threshold, passed=passed)
     outcome, ok = np.array(outcomes), np.array(passed)
     assert (R[outcome == 0] == 0).all() and (R >= 0).all()
     assert (A[~ok] == 0).all() and not keep[~ok].any()

@@ -55,14 +55,18 @@ def test_every_scripted_baseline_answers_through_the_engine(name, offline):
     assert shop and any(s.tool_name in BOOKSHOP_TOOLS and s.error is None for r in shop for s in r.steps)  # plans are carried out
 
 
-def test_oracle_is_an_upper_bound_at_lowest_cost(offline):
-    source, tools = offline
+def assert_oracle_bounds_the_baselines(source, tools) -> None:
+    """At least as accurate as each baseline, and never dearer on a task both solve."""
     oracle = run_policy("oracle", source, tools)
     for name in ("cheapest-first", "always-strongest"):
         other = run_policy(name, source, tools)
         assert sum(r.trajectory.outcome for r in oracle) >= sum(r.trajectory.outcome for r in other)
         both = [(o, b) for o, b in zip(oracle, other) if o.trajectory.outcome and b.trajectory.outcome]
         assert all(o.trajectory.cost_usd <= b.trajectory.cost_usd + 1e-12 for o, b in both)
+
+
+def test_oracle_is_an_upper_bound_at_lowest_cost(offline):
+    assert_oracle_bounds_the_baselines(*offline)
 
 
 def test_always_strongest_calls_only_the_most_expensive_generalist(offline):
@@ -211,10 +215,4 @@ def test_baselines_run_on_the_papers_toolkit_shape(name, offline_paper):
 
 
 def test_oracle_on_the_paper_shape_is_never_dearer_than_a_baseline_that_solves(offline_paper):
-    source, tools = offline_paper
-    oracle = run_policy("oracle", source, tools)
-    for name in ("cheapest-first", "always-strongest"):
-        other = run_policy(name, source, tools)
-        assert sum(r.trajectory.outcome for r in oracle) >= sum(r.trajectory.outcome for r in other)
-        both = [(o, b) for o, b in zip(oracle, other) if o.trajectory.outcome and b.trajectory.outcome]
-        assert all(o.trajectory.cost_usd <= b.trajectory.cost_usd + 1e-12 for o, b in both)
+    assert_oracle_bounds_the_baselines(*offline_paper)

@@ -141,20 +141,28 @@ def test_calls_beyond_the_per_turn_limit_are_not_run():
     assert not result.trajectory.format_ok
 
 
+class Raising:
+    """A policy whose every turn raises `error` (its server is down, or it has a bug)."""
+
+    name = "raising"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def session(self, task, specs, seed):
+        error = self.error
+
+        class S:
+            async def generate(self, messages):
+                raise error
+
+            def token_trajectory(self):
+                return None
+        return S()
+
+
 def test_a_policy_that_raises_ends_only_its_rollout():
-    class Down:
-        name = "down"
-
-        def session(self, task, specs, seed):
-            class S:
-                async def generate(self, messages):
-                    raise ConnectionError("endpoint unreachable")
-
-                def token_trajectory(self):
-                    return None
-            return S()
-
-    result = rollout(Down(), [Echo("a")])
+    result = rollout(Raising(ConnectionError("endpoint unreachable")), [Echo("a")])
     assert result.trajectory.error == "policy failed: ConnectionError: endpoint unreachable"
     assert result.trajectory.outcome == 0.0 and result.trajectory.status == "error" and result.unavailable is None
 
@@ -162,17 +170,7 @@ def test_a_policy_that_raises_ends_only_its_rollout():
 def test_an_unavailable_endpoint_is_an_outage_not_a_result():
     from lab.errors import EndpointUnavailable
 
-    class Outage(Turns):
-        def session(self, task, specs, seed):
-            class S:
-                async def generate(self, messages):
-                    raise EndpointUnavailable("openai:m@http://127.0.0.1:9/v1: ClientConnectorError")
-
-                def token_trajectory(self):
-                    return None
-            return S()
-
-    result = rollout(Outage(), [Echo("a")])
+    result = rollout(Raising(EndpointUnavailable("openai:m@http://127.0.0.1:9/v1: ClientConnectorError")), [Echo("a")])
     assert result.unavailable == "endpoint unavailable: openai:m@http://127.0.0.1:9/v1: ClientConnectorError"
     assert result.trajectory.error == result.unavailable and result.trajectory.final_answer is None
 

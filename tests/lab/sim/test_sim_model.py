@@ -131,8 +131,11 @@ def test_evidence_in_the_prompt_raises_and_difficulty_lowers_success():
     # only the prompt counts: facts a tool found elsewhere in the rollout do not reach a delegated model
     ctx = ToolContext(task_id=FRAMES.task_id, task=FRAMES, findings=list(FRAMES.evidence))
     assert asyncio.run(model.execute({"prompt": "Who?"}, ctx)).meta["evidence_present"] is False
-    # ...and facts in the prompt that no tool found (invented, or copied from nowhere) do not count either
+    # ...and in a rollout (findings tracked), facts in the prompt that no tool found do not count either
     assert run(model, FRAMES, with_evidence(FRAMES)).meta["evidence_present"] is False
+    # called directly, outside any rollout, the prompt alone decides
+    direct = asyncio.run(model.execute({"prompt": with_evidence(FRAMES)}, ToolContext(task_id=FRAMES.task_id, task=FRAMES)))
+    assert direct.meta["evidence_present"] is True
     assert run(model, FRAMES, with_evidence(FRAMES), findings=FRAMES.evidence).meta["evidence_present"] is True
     # a task that lists no evidence is answered at the unaided rate, whatever the prompt says
     bare = FRAMES.model_copy(update={"evidence": []})
