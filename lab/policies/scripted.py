@@ -133,10 +133,9 @@ class Kit:
     def generalists(self) -> list[str]:
         return self.models("generalist") or self.models()
 
-    def coder(self, preferred: str | None = None) -> str:
-        """The model asked for programs: `preferred` when it can be asked, else the cheapest coder."""
-        coders = [m for m in self.models() if "coder" in m] or self.generalists()
-        return preferred if preferred and self._free_tool(preferred) is not None else coders[0]
+    def coder(self) -> str:
+        """The model asked for programs: the cheapest coder (the cheapest generalist when none)."""
+        return ([m for m in self.models() if "coder" in m] or self.generalists())[0]
 
     def _free_tool(self, model: str) -> ToolSpec | None:
         return next((s for s in self._model_specs if s.model == model and not self.paper), None)

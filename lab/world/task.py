@@ -61,7 +61,9 @@ def finding(observation: str, arguments: dict[str, Any] | None = None) -> str:
     '#O05001'") would otherwise let an orchestrator turn a guess into a finding by passing it as a query."""
     text = observation
     for value in _strings(arguments or {}):
-        if len(value) >= 2:
+        if _NUMBER_FACT.fullmatch(value.strip()):  # a number, however short, as a standalone number
+            text = re.sub(rf"(?<![\d.]){re.escape(value.strip())}(?!\.?\d)", " ", text)
+        elif len(value) >= 2:
             text = text.replace(value, " ")
     return text
 
