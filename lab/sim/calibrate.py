@@ -114,7 +114,7 @@ def graded_answers(trajectories_df: pd.DataFrame, steps_df: pd.DataFrame, tasks_
         return pd.DataFrame(columns=columns)
     findings = _findings_before(steps_df)
     joined["evidence"] = [
-        bool(facts) and evidence_found(facts, _prompt_of(args), findings(key, turn), question)
+        bool(facts) and evidence_found(facts, _prompt_of(args, found := findings(key, turn)), found, question)
         for facts, args, question, key, turn in zip(
             joined["facts"], joined["arguments_json"], joined["question"],
             zip(*(joined[k] for k in _TRAJ_KEY)), joined["turn"])
@@ -145,11 +145,13 @@ def task_info(tasks_df: pd.DataFrame) -> pd.DataFrame:
     return frame.drop_duplicates("task_id", keep="last")
 
 
-def _prompt_of(arguments_json: Any) -> str:
+def _prompt_of(arguments_json: Any, context: list[str]) -> str:
+    """What the model was shown: the prompt the orchestrator wrote, or (a paper-toolkit slot call, whose
+    environment hands the model the context gathered so far) what earlier tools found."""
     args = _json(arguments_json, {})
     if isinstance(args, dict) and isinstance(args.get("prompt"), str):
         return args["prompt"]
-    return str(arguments_json or "")
+    return "\n\n".join(context)
 
 
 def _findings_before(steps_df: pd.DataFrame):

@@ -247,5 +247,6 @@ class LocalLLMTool:
             cost_usd=self.spec.cost(n_in, n_out),
             latency_s=time.monotonic() - start,
             model=self.model_id,
-            meta={"device": loaded.device, "max_new_tokens": self.backend.max_new_tokens},
+            # a model's reply is a claim, not a finding (`lab.world.task.finding`)
+            meta={"device": loaded.device, "max_new_tokens": self.backend.max_new_tokens, "finding": ""},
         )

@@ -177,7 +177,8 @@ class OpenAIChatTool:
         usage = response.usage
         input_tokens = usage.prompt_tokens if usage else 0
         output_tokens = usage.completion_tokens if usage else 0
-        meta: dict[str, Any] = {"attempts": attempts, "served_model": self.backend.model}
+        # a model's reply is a claim, not a finding (`lab.world.task.finding`): never evidence for another model
+        meta: dict[str, Any] = {"attempts": attempts, "served_model": self.backend.model, "finding": ""}
         if choice is not None:
             meta["finish_reason"] = choice.finish_reason
         if usage is None:

@@ -197,3 +197,23 @@ def test_a_logged_world_run_carries_what_calibration_needs(tmp_path, world):
     # the script pastes what it found, so multi-hop calls to gpt-5 were made with their evidence
     assert samples[samples.family == "frames"].evidence.any()
     assert not samples[samples.family == "hle"].evidence.all()  # reasoning questions have none
+
+
+def test_paper_toolkit_calls_see_the_context_the_environment_passed():
+    """A slot call carries no prompt: the model saw what earlier tools found, and calibration says so."""
+    task = TASKS[0]
+    key = {"run_id": "paper", "task_id": task.task_id, "sample_idx": 0}
+    steps = [
+        StepRecord(**key, turn=0, tool_name="search", model="qwen3-32b", arguments_json=json.dumps({"model": "search-3"}),
+                   observation=f'search-3 searched for "q":\n[1] {task.evidence[0]}'),
+        StepRecord(**key, turn=1, tool_name="answer", model="gpt-5", arguments_json=json.dumps({"model": "answer-1"}),
+                   observation="answer-1: ANSWER: x"),
+    ]
+    bare = [StepRecord(**key, turn=0, tool_name="answer", model="gpt-5", arguments_json=json.dumps({"model": "answer-1"}),
+                       observation="answer-1: ANSWER: x")]
+    trajs = [TrajectoryRecord(**key, outcome=1.0)]
+    record = TaskRecord(benchmark="world", task_id=task.task_id, question=task.question, answer_json='"x"',
+                        meta_json=json.dumps({"family": task.family, "difficulty": task.difficulty, "evidence": task.evidence}))
+    with_search = graded_answers(*frames(trajs, steps, [record]), model="gpt-5")
+    without = graded_answers(*frames(trajs, bare, [record]), model="gpt-5")
+    assert with_search.evidence.tolist() == [True] and without.evidence.tolist() == [False]
