@@ -8,7 +8,8 @@ How a call is decided (all of it reported, nothing slept unless `realtime_scale`
 2. Evidence counts only if it is in the *prompt the orchestrator sent* and a tool found it in this
    rollout (`lab.world.task.evidence_found`; the engine tracks the findings): a delegated model sees
    that prompt and nothing else of the rollout, and facts the orchestrator invents (or a flood of
-   guessed numbers) are not evidence. Called directly, outside a rollout, the prompt alone decides.
+   guessed numbers) are not evidence. Called directly, outside a rollout, the prompt alone decides,
+   except for tau2 plans: their record ids must have been looked up (be in `context.transcript`).
    A task that lists no evidence counts as "without": nothing a tool could add would help.
 3. P(correct) = profile.p_correct(domain, family, difficulty, evidence); whether this call is right is
    decided by the model's *latent* for the task and role (`lab.sim.draws`), not by a coin per prompt:
@@ -135,7 +136,10 @@ class SimModel:
             text, meta = f"{self.label} {_NO_TASK_REPLY}", {}
         else:
             role = reply_role(task, prompt)
-            text, meta = getattr(self, f"_{role}")(task, prompt, context.findings, rng)
+            findings = context.findings
+            if findings is None and role == "plan":  # record ids count only if a lookup in this rollout returned them
+                findings = list(context.transcript)
+            text, meta = getattr(self, f"_{role}")(task, prompt, findings, rng)
             meta["role"] = role
         length = self.profile.output_tokens
         output_tokens = max(1, round(rng.lognormvariate(length.mu, length.sigma)))

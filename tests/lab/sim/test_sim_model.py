@@ -218,6 +218,11 @@ def test_tau2_plan_needs_the_record_ids_the_orchestrator_looked_up():
         assert o.meta["lookups_only"] and all(a["name"] != "cancel_order" for a in plan)
     looked_up = draws(model, TAU2, with_evidence(TAU2), 30, found=True)
     assert sum(json.loads(o.text.split("ANSWER: ", 1)[1]) == TAU2.answer for o in looked_up) >= 15
+    # called directly (no rollout tracking findings): the ids must be in what the rollout observed
+    direct = [asyncio.run(model.execute({"prompt": with_evidence(t)}, ToolContext(task_id=t.task_id, task=t, transcript=seen)))
+              for t in variants(TAU2, 20) for seen in ([], ['{"order_id": "#W42", "status": "pending"}'])]
+    assert all(o.meta.get("lookups_only") for o in direct[0::2])
+    assert not any(o.meta.get("lookups_only") for o in direct[1::2])
 
 
 def test_without_a_task_replies_generically_but_still_bills():
