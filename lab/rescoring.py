@@ -59,9 +59,9 @@ from lab.errors import LabInputError
 from lab.filters import REASONS, apply_filters, steps_by_trajectory, trajectory_key
 from lab.preference import Preference
 from lab.records import ScoreRecord, ScoringRecord, StepRecord, TrajectoryRecord
-from lab.reward import STD_THRESHOLD, feature_matrix, preference_rewards, preference_score, rescore
+from lab.reward import STD_THRESHOLD, feature_matrix, preference_rewards, rescore
 from lab.store import Store, queries
-from lab.toolspec import features_of
+from lab.toolspec import logged_features
 
 _KEY = ["run_id", "task_id", "sample_idx", "train_step"]
 
@@ -136,7 +136,7 @@ def rescore_run(
             "--across RUN_B [--across RUN_C ...] (preference score, paper Table 3: each task normalised across "
             "the runs' trajectories)"
         )
-    features = features_of(run.toolkit_json)
+    features = {name: spec.get("model") for name, spec in logged_features(run.toolkit_json).items()}
     tools = feature_tools(list(features), trajs.tool_counts_json.fillna("{}"))
     pref = _preference(preference, tools, features)
     records = _records(trajs, TrajectoryRecord)
@@ -214,14 +214,15 @@ def rescore_across(store: Store, run_ids: Sequence[str], preference: str | dict[
         raise LabInputError(f"runs {', '.join(run_ids)} share no task, so there is nothing to normalise across")
     tasks = [t for t in dict.fromkeys(trajs.task_id) if t in common]
     rows = trajs[trajs.task_id.isin(common)].reset_index(drop=True)
-    features = {name: model for rec in records for name, model in features_of(rec.toolkit_json).items()}
+    features = {name: spec.get("model") for rec in records for name, spec in logged_features(rec.toolkit_json).items()}
     tools = feature_tools(list(features), rows.tool_counts_json.fillna("{}"))
     pref = _preference(preference, tools, features)
     M = feature_matrix([json.loads(c or "{}") for c in rows.tool_counts_json], rows.outcome.to_numpy(float),
                        rows.cost_usd.to_numpy(float), rows.latency_s.to_numpy(float), tools)  # (B, n + 3)
-    by_run = preference_score(M, pref.vector, list(rows.run_id), list(rows.task_id))
-    rewards = preference_rewards(M, pref.vector, group_ids=list(rows.task_id))  # (B,), the rows' share of it
-    scorings, scores, solved = {}, {}, {}
+    # Eq. 2 with the task as the group (`lab.reward.preference_score`'s definition); a run's score is the
+    # mean of its trajectories' rewards, so the per-row rewards stored below are what it averages
+    rewards = preference_rewards(M, pref.vector, group_ids=list(rows.task_id))  # (B,)
+    scorings, scores, solved, by_run = {}, {}, {}, {}
     for r in run_ids:
         mine = (rows.run_id == r).to_numpy()
         scorings[r] = ScoringRecord(
@@ -232,10 +233,11 @@ def rescore_across(store: Store, run_ids: Sequence[str], preference: str | dict[
         scores[r] = _score_records(scorings[r], rows[mine], rewards[mine], np.zeros(int(mine.sum())),
                                    np.ones(int(mine.sum()), dtype=bool))
         solved[r] = int((rows.outcome[mine] == 1).sum())
+        by_run[r] = float(rewards[mine].mean())
     for r in run_ids:                                           # written only once everything computed
         store.write_scoring(scorings[r], scores[r])
     return AcrossResult({k: v for k, v in pref.as_dict().items() if v}, run_ids, tasks, scorings, scores,
-                        {r: float(by_run[r]) for r in run_ids}, solved)
+                        by_run, solved)
 
 
 def _preference(preference: str | dict[str, float], tools: list[str], models: dict[str, str | None]) -> Preference:

@@ -306,19 +306,24 @@ def rescore(
         if tuple(P.tools) != tuple(tools):
             raise LabInputError(f"preference is bound to tools {list(P.tools)}; features use {list(tools)}")
         P = P.vector
-    n = len(tool_counts)
-    ok = np.ones(n, dtype=bool) if passed is None else np.asarray(passed, dtype=bool)   # (B,)
-    if len(ok) != n:
-        raise LabInputError(f"passed has {len(ok)} entries; tool_counts has {n}")
-    R, A, keep = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
-    rows = np.flatnonzero(ok)
-    if len(rows) == 0:
+    M = feature_matrix(tool_counts, outcomes, costs, latencies, tools)            # (B, n + 3), validated
+    if passed is None:
+        R = preference_rewards(M, P, group_ids)
+        A, keep = group_advantages(R, group_ids, std_threshold)
         return R, A, keep
-    pick = lambda values: np.asarray(values, dtype=float).reshape(-1)[rows]  # noqa: E731
-    groups = None if group_ids is None else [list(group_ids)[i] for i in rows]
-    M = feature_matrix([tool_counts[i] for i in rows], pick(outcomes), pick(costs), pick(latencies), tools)
-    R[rows] = preference_rewards(M, P, groups)
-    A[rows], keep[rows] = group_advantages(R[rows], groups, std_threshold)
+    ok = np.asarray(passed, dtype=bool)                                          # (B,)
+    if ok.shape != (M.shape[0],):
+        raise LabInputError(f"passed has {ok.size} entries; features have {M.shape[0]} rows")
+    ids = None if group_ids is None else list(group_ids)
+    if ids is not None and len(ids) != M.shape[0]:
+        raise LabInputError(f"group_ids has {len(ids)} entries; features have {M.shape[0]} rows")
+    rows = np.flatnonzero(ok)                                                    # (B',)
+    groups = None if ids is None else [ids[i] for i in rows]
+    weights = np.asarray(P, dtype=float)
+    R, A, keep = np.zeros(M.shape[0]), np.zeros(M.shape[0]), np.zeros(M.shape[0], dtype=bool)
+    if len(rows):
+        R[rows] = preference_rewards(M[rows], weights[rows] if weights.ndim == 2 else weights, groups)
+        A[rows], keep[rows] = group_advantages(R[rows], groups, std_threshold)
     return R, A, keep
 
 

@@ -18,6 +18,20 @@ from lab.pricing import PriceTable
 
 Category = Literal["basic", "specialist", "generalist"]
 
+#: How domain APIs (tau2 retail, the bookshop) name the functions that only read: a plan's lookups come
+#: before its writes, and a wrong plan must touch a write (graders compare databases).
+READ_PREFIXES = ("get_", "find_", "list_", "search_", "lookup_", "check_", "calculate", "think", "transfer_to_human")
+
+
+def is_read_action(name: str) -> bool:
+    """True for a domain function that, by its name, only reads (`READ_PREFIXES`).
+
+    >>> is_read_action("get_order"), is_read_action("cancel_order")
+    (True, False)
+    """
+    return str(name).startswith(READ_PREFIXES)
+
+
 #: Schema of LLM tools when a toolkit entry gives none: the orchestrator writes the prompt it delegates.
 LLM_TOOL_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -169,17 +183,13 @@ class Toolkit(BaseModel):
             raise LabInputError(f"{source}: {first_error(exc)}") from None
 
 
-def features_of(toolkit_json: str | None) -> dict[str, str | None]:
-    """Reward feature name -> model id of a run's logged toolkit (`RunRecord.toolkit_json`), in column
-    order: each tool, or each slot of a slot tool. Read from the JSON, so toolkits logged before slots
-    existed read the same."""
-    features: dict[str, str | None] = {}
+def logged_features(toolkit_json: str | None) -> dict[str, dict[str, Any]]:
+    """Reward feature name -> its logged spec (a tool, or a slot of a slot tool) from a run's
+    `toolkit_json`, in column order. Read from the JSON, so toolkits logged before slots existed read
+    the same; `{name: spec.get("model")}` is what preferences resolve model names with."""
+    features: dict[str, dict[str, Any]] = {}
     for tool in json.loads(toolkit_json or "{}").get("tools", []):
-        slots = tool.get("slots") or {}
-        if slots:
-            features.update({name: spec.get("model") for name, spec in slots.items()})
-        else:
-            features[tool["name"]] = tool.get("model")
+        features.update(tool.get("slots") or {tool["name"]: tool})
     return features
 
 

@@ -40,7 +40,7 @@ from lab.rollout.parse import format_tool_call
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
 from lab.tools.paper import NOTHING_TO_SEARCH
 from lab.tools.registry import KINDS as TOOLKIT_KINDS
-from lab.toolspec import ToolSpec
+from lab.toolspec import ToolSpec, is_read_action
 
 Script = Generator[str, list[str], None]
 ANSWER_RE = re.compile(r"ANSWER:\s*(.+)")
@@ -51,8 +51,6 @@ CONFIDENCE_LOW = "CONFIDENCE: low"
 MAX_HOPS = 4
 #: Plan requests per action task at most (lookups come back between them).
 MAX_PLAN_ROUNDS = 4
-#: Tool names that only read, by the usual naming of domain APIs (tau2 retail, the bookshop).
-READ_PREFIXES = ("get_", "find_", "list_", "search_", "lookup_", "check_", "calculate", "think")
 
 
 class ScriptedPolicy:
@@ -123,7 +121,7 @@ class Kit:
             specs = [slot for s in self.specs for slot in s.slots.values()]
         else:
             specs = [s for s in self.specs if s.model]
-        return sorted(specs, key=lambda s: (s.output_per_mtok + s.input_per_mtok, s.model or ""))
+        return sorted(specs, key=lambda s: (_price(s), s.model or ""))
 
     def models(self, category: str | None = None) -> list[str]:
         """Model ids in the catalog, cheapest first (optionally one category)."""
@@ -149,8 +147,13 @@ class Kit:
     def slot(self, tool: str, model: str) -> str:
         """Paper shape: the slot of `tool` that stands for `model`, else that tool's cheapest slot."""
         spec = next(s for s in self.specs if s.name == tool)
-        ranked = sorted(spec.slots.items(), key=lambda kv: (kv[1].output_per_mtok + kv[1].input_per_mtok, kv[0]))
+        ranked = sorted(spec.slots.items(), key=lambda kv: (_price(kv[1]), kv[0]))
         return next((name for name, s in ranked if s.model == model), ranked[0][0])
+
+
+def _price(spec: ToolSpec) -> float:
+    """The strength proxy: input + output price per 1M tokens."""
+    return spec.input_per_mtok + spec.output_per_mtok
 
 
 # ---- building blocks ------------------------------------------------------------------------------
@@ -218,7 +221,7 @@ def _json_list(text: str) -> list[Any]:
 
 
 def _is_read(step: dict[str, Any]) -> bool:
-    return str(step.get("name", "")).startswith(READ_PREFIXES)
+    return is_read_action(step.get("name", ""))
 
 
 # ---- the flows ------------------------------------------------------------------------------------
@@ -280,7 +283,8 @@ def paper_answer(view: TaskView, kit: Kit, models: list[str], writer: str) -> Sc
         yield call("enhance_reasoning", model=kit.slot("enhance_reasoning", model))
     if kit.has("answer"):
         yield call("answer", model=kit.slot("answer", model))  # ends the episode
-    yield answer("unknown")
+    else:
+        yield answer("unknown")
 
 
 def act(view: TaskView, kit: Kit, models: list[str], escalate: bool) -> Script:

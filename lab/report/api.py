@@ -27,6 +27,7 @@ from lab.records import RunRecord
 from lab.report import metrics
 from lab import repricing, rescoring
 from lab.store import Store, queries
+from lab.toolspec import logged_features
 
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
@@ -166,11 +167,10 @@ def tools_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
     features (its tools, or each slot of a paper-toolkit slot tool, named by the slot)."""
     rows = []
     for record in records:
-        for tool in json.loads(record.toolkit_json or "{}").get("tools", []):
-            for name, spec in (tool.get("slots") or {tool["name"]: tool}).items():
-                rows.append([record.run_id, name, spec.get("category"), spec.get("model"),
-                             float(spec.get("input_per_mtok", 0.0)), float(spec.get("output_per_mtok", 0.0)),
-                             bool(spec.get("simulated", False) or str(spec.get("name", "")).startswith("sim:"))])
+        for name, spec in logged_features(record.toolkit_json).items():
+            rows.append([record.run_id, name, spec.get("category"), spec.get("model"),
+                         float(spec.get("input_per_mtok", 0.0)), float(spec.get("output_per_mtok", 0.0)),
+                         bool(spec.get("simulated", False) or str(spec.get("name", "")).startswith("sim:"))])
     return pd.DataFrame(rows, columns=["run_id", "tool_name", "category", "model", "input_per_mtok",
                                        "output_per_mtok", "simulated"])
 

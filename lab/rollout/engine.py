@@ -186,8 +186,9 @@ async def _apply_turn(
             cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,
         ))
         context.transcript.append(obs.text)
-        if context.findings is not None and not malformed and obs.error is None and obs.meta.get("finding", obs.text):
-            context.findings.append(finding(obs.meta.get("finding", obs.text), call.arguments))
+        found = obs.meta.get("finding", obs.text)  # a model's reply sets "" (a claim, not a finding)
+        if context.findings is not None and not malformed and obs.error is None and found:
+            context.findings.append(finding(found, call.arguments))
         message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
         if call.id:
             message["tool_call_id"] = call.id

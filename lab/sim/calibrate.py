@@ -114,7 +114,7 @@ def graded_answers(trajectories_df: pd.DataFrame, steps_df: pd.DataFrame, tasks_
         return pd.DataFrame(columns=columns)
     findings = _findings_before(steps_df)
     joined["evidence"] = [
-        bool(facts) and evidence_found(facts, _prompt_of(args, found := findings(key, turn)), found, question)
+        evidence_found(facts, _prompt_of(args, found := findings(key, turn)), found, question)
         for facts, args, question, key, turn in zip(
             joined["facts"], joined["arguments_json"], joined["question"],
             zip(*(joined[k] for k in _TRAJ_KEY)), joined["turn"])

@@ -136,10 +136,7 @@ class SimModel:
             text, meta = f"{self.label} {_NO_TASK_REPLY}", {}
         else:
             role = reply_role(task, prompt)
-            findings = context.findings
-            if findings is None and role == "plan":  # record ids count only if a lookup in this rollout returned them
-                findings = list(context.transcript)
-            text, meta = getattr(self, f"_{role}")(task, prompt, findings, rng)
+            text, meta = getattr(self, f"_{role}")(task, prompt, context, rng)
             meta["role"] = role
         length = self.profile.output_tokens
         output_tokens = max(1, round(rng.lognormvariate(length.mu, length.sigma)))
@@ -165,14 +162,18 @@ class SimModel:
         p = self.profile.p_correct(task.domain, task.family, task.difficulty, evidence)
         return decide(task, self.profile.name, role, p, rng), p
 
-    def _answer(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
-        evidence = task.evidence_present(prompt, findings)
-        draw, p = self._decide(task, "answer", evidence, rng)
+    def _answer(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        evidence = task.evidence_present(prompt, context.findings)
+        return self._stated(task, "answer", evidence, rng)
+
+    def _stated(self, task: WorldTask, role: str, evidence: bool, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        """A confidence line and `ANSWER: <value>`: the reference when the draw is right, else a plausible wrong one."""
+        draw, p = self._decide(task, role, evidence, rng)
         value = task.answer if draw.correct else graded_wrong_answer(task, draw.rng)
         text = f"{self.label} {_confidence(draw)}\nANSWER: {format_answer(value, task.answer_type)}"
         return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": evidence, "from_latent": draw.from_latent}
 
-    def _program(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _program(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The reference program when the model 'knows how' (its with-evidence accuracy: the program is
         the evidence it can produce itself), else a verified one-token slip of it. The code interpreter
         then really runs either; both compute, and neither can be told apart by its look."""
@@ -183,13 +184,13 @@ class SimModel:
         meta = {"sim_correct": draw.correct, "p_correct": p, "wrote_program": True, "from_latent": draw.from_latent}
         return f"{self.label} Here is a program:\n```python\n{code.strip()}\n```", meta
 
-    def _query(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _query(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The query for the first hop whose fact is not yet found (a vague one when the model slips);
         `none` when every hop is found or the task needs no retrieval."""
         hops = list(task.meta.get("hop_queries") or [])
         facts = list(task.evidence)
         missing = [k for k, fact in enumerate(facts[: len(hops)])
-                   if not evidence_found([fact], prompt, findings, task.question)]
+                   if not evidence_found([fact], prompt, context.findings, task.question)]
         if "retrieval" not in task.needs or not missing:
             return f"{self.label} QUERY: {NO_QUERY}", {"hop": None}
         hop = missing[0]
@@ -197,19 +198,15 @@ class SimModel:
         query = hops[hop] if draw.correct else task.question
         return f"{self.label} QUERY: {query}", {"hop": hop, "sim_correct": draw.correct, "p_correct": p}
 
-    def _plan(self, task: WorldTask, prompt: str, findings: list[str] | None, rng: random.Random) -> tuple[str, dict[str, Any]]:
-        """A JSON action plan. A right plan needs the record ids the orchestrator looked up: without
-        them the model can only propose the lookups to make first."""
-        ids_known = task.evidence_present(prompt, findings) or not task.evidence
-        if not ids_known:
-            known = " ".join([task.question, *(findings if findings is not None else [prompt])])
-            plan = lookup_plan(task.answer, known)
+    def _plan(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        """A JSON action plan. A right plan needs the record ids the orchestrator looked up (outside a
+        rollout: ids among what it observed): without them the model can only propose the lookups."""
+        looked_up = context.findings if context.findings is not None else list(context.transcript)
+        if task.evidence and not task.evidence_present(prompt, looked_up):
+            plan = lookup_plan(task.answer, " ".join([task.question, *looked_up]))
             text = f"{self.label} I need the record ids first; look these up.\nANSWER: {json.dumps(plan, sort_keys=True)}"
             return text, {"sim_correct": False, "evidence_present": False, "lookups_only": True}
-        draw, p = self._decide(task, "plan", True, rng)
-        value = task.answer if draw.correct else graded_wrong_answer(task, draw.rng)
-        text = f"{self.label} {_confidence(draw)}\nANSWER: {format_answer(value, task.answer_type)}"
-        return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": True, "from_latent": draw.from_latent}
+        return self._stated(task, "plan", True, rng)
 
     def _latency(self, output_tokens: int, rng: random.Random) -> float:
         lat = self.profile.latency

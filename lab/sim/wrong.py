@@ -14,6 +14,8 @@ import random
 from typing import Any
 
 from lab.graders import grade
+from lab.toolspec import is_read_action
+from lab.world.wrong_programs import candidate_slips
 
 _SYLLABLES = ("ka", "ren", "vo", "li", "mar", "del", "to", "sen", "bra", "qui", "no", "vel", "dor", "an", "is")
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -107,8 +109,6 @@ def _fake_name(answer: str, rng: random.Random) -> str:
     return answer + " (unsure)"
 
 
-#: Action names that only read: a wrong plan must touch a write, or a state-checking grader cannot tell.
-READ_PREFIXES = ("get_", "find_", "list_", "search_", "lookup_", "check_", "calculate", "think", "transfer_to_human")
 #: The tempting mistake when the right plan changes nothing (e.g. a cancel the policy forbids): act anyway.
 #: Keyed by an argument the reads carried; these are the offline world's bookshop names (tau2 retail-like).
 _TEMPTING_WRITES = {"order_id": ("cancel_order", {"reason": "no longer needed"})}
@@ -122,7 +122,7 @@ def _corrupt_actions(golden: Any, rng: random.Random) -> list[Any]:
     """
     plan = copy.deepcopy(list(golden) if isinstance(golden, (list, tuple)) else [])
     actions = [a for a in plan if isinstance(a, dict)]
-    writes = [a for a in actions if not str(a.get("name", "")).startswith(READ_PREFIXES)]
+    writes = [a for a in actions if not is_read_action(a.get("name", ""))]
     if writes:
         action = rng.choice(writes)
         args = action.get("arguments")
@@ -155,7 +155,7 @@ def lookup_plan(golden: Any, known_text: str) -> list[dict[str, Any]]:
     low = known_text.lower()
     reads = []
     for action in golden if isinstance(golden, list) else []:
-        if not isinstance(action, dict) or not str(action.get("name", "")).startswith(READ_PREFIXES):
+        if not isinstance(action, dict) or not is_read_action(action.get("name", "")):
             continue
         values = [str(v).lower() for v in (action.get("arguments") or {}).values()]
         if all(v in low for v in values):
@@ -169,7 +169,5 @@ def wrong_program(task: Any, rng: random.Random) -> str:
     verified = task.meta.get("wrong_programs") or []
     if verified:
         return rng.choice(verified)
-    from lab.world.wrong_programs import candidate_slips
-
     slipped = candidate_slips(task)
     return rng.choice(slipped) if slipped else task.reference_code

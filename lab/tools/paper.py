@@ -91,7 +91,7 @@ class PaperTool:
         reply = await model.execute({"prompt": prompt}, context)
         base = {"counted_as": slot, "slot": slot, "finding": ""}
         if reply.error:
-            return _combined(reply, [], f"Error: {slot} failed: {reply.error}", {**base}, error=reply.error)
+            return _combined(reply, [], f"Error: {slot} failed: {reply.error}", base, error=reply.error)
         if self.role == "search":
             return await self._search(slot, reply, context, base)
         if self.role == "enhance_reasoning":

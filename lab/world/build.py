@@ -33,6 +33,7 @@ from lab.world.names import NameForge
 from lab.world.selfcheck import self_check
 from lab.world.task import WorldTask
 from lab.world.tasks import FAMILIES, WorldSize, make_tasks
+from lab.world.wrong_programs import verified_wrong_programs
 
 WORLD_VERSION = "2"  # 2: verified wrong programs in hle task meta
 CORPUS_FILE, DB_FILE, MANIFEST_FILE, INDEX_DIR = "corpus.jsonl", "bookshop_db.json", "manifest.json", "index"
@@ -89,8 +90,6 @@ def generate(seed: int = 0, size: WorldSize | None = None) -> tuple[list[Documen
 
 def with_wrong_programs(tasks: list[WorldTask]) -> list[WorldTask]:
     """Computational tasks with `meta["wrong_programs"]`: what a simulated coder writes when it slips."""
-    from lab.world.wrong_programs import verified_wrong_programs
-
     wrong = verified_wrong_programs(tasks)
     return [t.model_copy(update={"meta": {**t.meta, "wrong_programs": wrong[t.task_id]}}) if t.task_id in wrong else t
             for t in tasks]

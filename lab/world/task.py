@@ -61,8 +61,8 @@ def finding(observation: str, arguments: dict[str, Any] | None = None) -> str:
     '#O05001'") would otherwise let an orchestrator turn a guess into a finding by passing it as a query."""
     text = observation
     for value in _strings(arguments or {}):
-        if _NUMBER_FACT.fullmatch(value.strip()):  # a number, however short, as a standalone number
-            text = re.sub(rf"(?<![\d.]){re.escape(value.strip())}(?!\.?\d)", " ", text)
+        if _NUMBER_FACT.fullmatch(value.strip()):  # a number, however short, where it stands alone
+            text = _standalone(value.strip()).sub(" ", text)
         elif len(value) >= 2:
             text = text.replace(value, " ")
     return text
@@ -75,10 +75,12 @@ def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, qu
     found by a tool in this rollout (`findings`, see `finding`): evidence the orchestrator invents or
     copies from the question does not count. `findings` None means nobody tracked what tools found (a
     model called directly, outside a rollout): then the prompt alone decides, as it would for a real
-    model; every rollout tracks them, so a policy in training is always held to the full rule. A numeric fact (a computed answer) must be the one number
-    a finding states (what a program that computes it prints), and the prompt must not also hold
-    another number found that way: a program printing every candidate, or five programs printing five
-    guesses all pasted into one prompt, give the model candidates and no evidence.
+    model; every rollout tracks them, so a policy in training is always held to the full rule.
+
+    A numeric fact (a computed answer) must be the one number a finding states (what a program that
+    computes it prints), and the prompt must not also hold another number found that way: a program
+    printing every candidate, or five programs printing five guesses all pasted into one prompt, give
+    the model candidates and no evidence.
     """
     if not facts or not evidence_in(facts, prompt, question):
         return False
@@ -121,7 +123,12 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _standalone(number: str) -> re.Pattern[str]:
+    """`number` not inside a longer one ("3" is not in "1.35")."""
+    return re.compile(rf"(?<![\d.]){re.escape(number)}(?!\.?\d)")
+
+
 def _contains(text: str, fact: str) -> bool:
     if _NUMBER_FACT.fullmatch(fact):
-        return re.search(rf"(?<![\d.]){re.escape(fact)}(?!\.?\d)", text) is not None
+        return _standalone(fact).search(text) is not None
     return fact in text

@@ -110,16 +110,13 @@ def test_sampling_options_reach_the_payload():
     assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.7, 0.9, 77, 7)
 
 
-def test_make_policy_passes_sampling_to_hf_policy_by_its_constructor_names(monkeypatch):
-    from lab.policies import hf_policy
+def test_make_policy_gives_hf_policies_the_sampling_options():
+    from lab.policies.hf_policy import HFPolicy
 
-    seen: dict[str, Any] = {}
-    monkeypatch.setattr(hf_policy.HFPolicy, "from_spec", classmethod(lambda cls, spec, **kw: seen.update(spec=spec, **kw)))
-    make_policy("hf:smollm2", temperature=0.7, top_p=0.9, max_new_tokens=64)
-    assert seen == {"spec": "hf:smollm2", "temperature": 0.7, "top_p": 0.9, "max_new_tokens": 64}
-    seen.clear()
-    make_policy("hf:smollm2")  # no --max-new-tokens: the policy keeps its own default
-    assert seen == {"spec": "hf:smollm2", "temperature": 0.0, "top_p": 1.0}
+    policy = make_policy("hf:smollm2", temperature=0.7, top_p=0.9, max_new_tokens=64)  # builds, loads nothing
+    assert isinstance(policy, HFPolicy) and (policy.temperature, policy.top_p, policy.max_new_tokens) == (0.7, 0.9, 64)
+    default = make_policy("hf:smollm2")  # no --max-new-tokens: the policy keeps its own default
+    assert (default.temperature, default.top_p, default.max_new_tokens) == (0.0, 1.0, HFPolicy("x").max_new_tokens)
 
 
 def test_hf_policy_renders_the_same_system_prompt_with_the_catalog_once():

@@ -1,7 +1,8 @@
 """Simulated models on the real offline world: errors correlate, so re-rolling does not beat routing.
 
-These are the properties GRPO would otherwise exploit: re-asking a cheap model until it sounds sure,
-flooding a prompt with candidate answers, or re-asking a coder until its program "computes something".
+These are the properties GRPO would otherwise exploit: re-asking a cheap model until it sounds sure, or
+re-asking a coder until its program "computes something" (flooding a prompt with candidates:
+`tests/lab/world/test_evidence_rule.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from lab.sim.audit import confidence_table, evidence_accuracy, evidence_prompt, 
 from lab.sim.draws import CALL_NOISE
 from lab.sim.model import SimModel
 from lab.tools.base import ToolContext
-from lab.world.task import evidence_found, finding
 
 
 @pytest.mark.parametrize("profile", ["qwen3-32b", "llama-3.3-70b-instruct", "gpt-5-mini"])
@@ -65,23 +65,6 @@ def test_cheap_models_with_evidence_compete_with_the_strongest_without(world):
         for family in ("frames", "hle", "tau2"):
             row = table.loc[(profile, family)]
             assert row.with_evidence > row.without_evidence + 0.15, (profile, family)
-
-
-def test_a_flood_of_candidate_numbers_is_no_evidence(world):
-    task = next(t for t in world.select(family="hle") if t.reference_code and isinstance(t.answer, int))
-    answer = str(task.answer)
-    guesses = [str(task.answer + d) for d in (-2, -1, 1, 2)] + [answer]
-    listed = f"{task.question}\nCandidates: {', '.join(guesses)}"
-    # one program printing every candidate, one per line or all on one
-    assert not evidence_found(task.evidence, listed, ["\n".join(guesses)], task.question)
-    assert not evidence_found(task.evidence, listed, [", ".join(guesses)], task.question)
-    # five programs printing one guess each, all pasted into one prompt: five rival candidates
-    assert not evidence_found(task.evidence, listed, guesses, task.question)
-    # the one program that computed the answer, passed on alone: evidence
-    assert evidence_found(task.evidence, f"{task.question}\nThe program printed {answer}.", [answer + "\n"], task.question)
-    # a guess that a tool only echoed back (a search for it) is not a finding
-    echo = finding(f'No passages found for "{answer}".', {"query": answer})
-    assert not evidence_found(task.evidence, f"{task.question} {answer}", [echo], task.question)
 
 
 def test_world_wrong_programs_are_one_token_slips_that_compute(world):
