@@ -7,7 +7,7 @@ drops them before the update. The third filter, homogeneity (groups whose reward
 on groups rather than single trajectories and lives with the advantages in `lab.reward.group_advantages`.
 
 A trajectory failing several filters is counted once, under the first that fails, in the order
-`format`, `invalid_output`.
+`format`, `invalid`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from lab.records import StepRecord, TrajectoryRecord
 TrajectoryKey = tuple[str, str, int, int]
 
 #: Filter reasons, in the order they are checked.
-REASONS = ("format", "invalid_output")
+REASONS = ("format", "invalid")
 
 
 class FilterReport(BaseModel):
@@ -94,7 +94,7 @@ def apply_filters(
         if not format_consistent(traj, steps):
             dropped_keys["format"].append(key)
         elif not has_valid_output(traj):
-            dropped_keys["invalid_output"].append(key)
+            dropped_keys["invalid"].append(key)
         else:
             kept.append(traj)
     return FilterReport(

@@ -22,6 +22,9 @@ RunStatus = Literal["running", "finished", "failed", "interrupted"]
 #: How a rollout ended: an answer; no answer within the turn or wall-clock limit; an error (policy or
 #: grader); or cut by the run's budget before it could finish (not a result: resumes re-run it).
 TrajectoryStatus = Literal["answered", "no_answer", "error", "cut"]
+#: Why a training rollout was left out of the gradient (paper §3.3): a malformed tool call (`format`), no
+#: valid final answer (`invalid`), or a group whose rewards barely differ (`homogeneous`, std < 0.1).
+FilterReason = Literal["format", "invalid", "homogeneous"]
 
 
 class RunRecord(BaseModel):
@@ -78,6 +81,8 @@ class TrajectoryRecord(BaseModel):
     tool_counts_json: str = Field("{}", description="Executed calls per reward feature (tool, or paper-toolkit slot).")
     created_at: datetime = Field(default_factory=utcnow)
     status: TrajectoryStatus = Field("answered", description="answered, no_answer, error or cut (see TrajectoryStatus).")
+    filter_reason: FilterReason | None = Field(
+        None, description="Training rollouts: NULL when the row took part in the update, else why it did not.")
 
 
 class StepRecord(BaseModel):
@@ -125,6 +130,15 @@ class ScoreRecord(BaseModel):
     reward: float
     advantage: float
     keep: bool
+
+
+class TrainMetricsRecord(BaseModel):
+    """One optimizer step of a training run; metric names are defined once in `trainer.metrics.METRICS`."""
+
+    run_id: str
+    step: int = Field(description="Optimizer step (1-based), the `train_step` of the rollouts it trained on.")
+    created_at: datetime = Field(default_factory=utcnow)
+    metrics_json: str = Field("{}", description="{slash-key metric name: value}, e.g. {\"reward/mean\": 0.4}.")
 
 
 class TokenTrajectoryRecord(BaseModel):

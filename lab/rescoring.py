@@ -8,7 +8,7 @@ Rescoring one run (`rescore_run`, `orchestra rescore RUN -p ...`) does what the 
 batch of rollouts, in this order:
 
 1. Trajectory filters (paper §3.3, `lab.filters.apply_filters` on the run's trajectories and steps).
-   `format`: `format_ok` is False or a step has kind `format_error`. `invalid_output`: no valid,
+   `format`: `format_ok` is False or a step has kind `format_error`. `invalid`: no valid,
    non-blank final answer. A trajectory failing both counts once, under `format`. A dropped trajectory
    leaves its group before anything is computed: it takes no part in the group's min-max or std and is
    stored with reward 0, advantage 0, keep False.
@@ -23,7 +23,7 @@ after `groups`):
     trajectories              logged trajectories of the run
     solved                    trajectories with outcome == 1, whatever their reward
     filtered_format           trajectories dropped by the format-consistency filter
-    filtered_invalid_output   trajectories dropped by the invalid-output filter
+    filtered_invalid   trajectories dropped by the invalid-output filter
     groups                    GRPO groups of the run
     groups_kept               groups with at least one kept trajectory (they give a gradient)
     groups_homogeneous        groups of >= 2 scored trajectories dropped because reward std < threshold

@@ -50,7 +50,7 @@ def runs(db: Optional[str] = DbOption, as_json: bool = JsonOption) -> None:
 _RESCORE_HELP = "\n\n".join([
     "Rewards of a logged run under another preference vector, stored as a new scoring (nothing overwritten).",
     "As the trainer would: the paper's trajectory filters drop trajectories with a malformed tool call "
-    "(format: format_ok false or a format_error step) or without a valid final answer (invalid_output); Eq. 2 "
+    "(format: format_ok false or a format_error step) or without a valid final answer (invalid); Eq. 2 "
     "then min-max normalises each feature within every GRPO group (the rollouts of one task) over the "
     "trajectories left, and groups whose reward std is below --std-threshold are dropped as homogeneous. "
     "'solved' counts trajectories with outcome 1. Every group is counted once: kept, homogeneous, one_member "
@@ -85,7 +85,7 @@ def rescore(
     table = Table(title=f"scoring {s['scoring_id']} of {run_id}")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    for key in ("preference", "trajectories", "solved", "filtered_format", "filtered_invalid_output", "groups",
+    for key in ("preference", "trajectories", "solved", "filtered_format", "filtered_invalid", "groups",
                 "groups_kept", "groups_homogeneous", "groups_one_member", "groups_filtered_out", "reward_mean",
                 "reward_mean_logged"):
         value = s[key]

@@ -1,8 +1,8 @@
 """`run_eval`: concurrent, resumable, budget-guarded evaluation that logs every trajectory.
 
 Shape of a run: workers pull (task, sample) pairs from a queue, run the shared rollout engine, and hand
-finished rollouts to one writer task that commits them in batches (DuckDB opens cost ~20 ms, so one
-transaction per batch, not per trajectory). Resuming is by key: the run id is a hash of the command, and
+finished rollouts to the store's batched `TrajectoryWriter` (one transaction per batch, not per
+trajectory; the trainer writes through the same store API). Resuming is by key: the run id is a hash of the command, and
 pairs already in the store are skipped, so re-running after Ctrl-C or SIGKILL finishes only the missing
 ones and never duplicates one.
 
@@ -34,14 +34,11 @@ from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
 from lab.policies import make_policy
 from lab.preference import task_preferences
-from lab.records import RunRecord, TokenTrajectoryRecord, utcnow
+from lab.records import RunRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
 from lab.store import Store, queries
+from lab.store.writer import TrajectoryWriter
 from lab.tools.registry import build_tools, load_toolkit
-
-WRITE_BATCH = 64
-WRITE_INTERVAL_S = 0.25
-
 
 @dataclass
 class RunSummary:
@@ -122,10 +119,9 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
     queue: asyncio.Queue = asyncio.Queue()
     for pair in pairs:
         queue.put_nowait(pair)
-    results: asyncio.Queue = asyncio.Queue()
     limiter = _RateLimiter(config.rate_limit)
 
-    async def worker() -> None:
+    async def worker(record) -> None:
         while not queue.empty() and not summary.stopped_by_budget:
             task, sample_idx = queue.get_nowait()
             allowance = await budget.acquire()
@@ -146,17 +142,24 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
                 cost = result.trajectory.cost_usd
             finally:
                 await budget.release(allowance, cost)
-            await results.put(result)
+            await record(result)
 
     progress = _progress(console)
     status = "failed"
     with progress:
         bar = progress.add_task(run_id, total=len(pairs), stats="")
-        writer = asyncio.create_task(_writer(store, results, summary, progress, bar))
-        workers = [asyncio.create_task(worker()) for _ in range(min(config.concurrency, max(1, len(pairs))))]
+        writer = TrajectoryWriter(store, on_commit=lambda items: progress.update(bar, advance=len(items), stats=_stats(summary)))
+
+        async def record(result: RolloutResult) -> None:
+            if _count(result, summary):
+                await writer.put(result.store_item())
+            else:  # an outage: counted and named, never written
+                progress.update(bar, advance=1, stats=_stats(summary))
+
+        workers = [asyncio.create_task(worker(record)) for _ in range(min(config.concurrency, max(1, len(pairs))))]
         try:
             # the writer only ends early by failing: then stop spending on rollouts nobody can store
-            await _first_failure(workers, writer)
+            await _first_failure(workers, writer.task)
             # outages and budget stops leave rollouts to run: the same command resumes them
             status = "interrupted" if summary.stopped_by_budget or summary.unavailable else "finished"
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -166,10 +169,8 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            if not writer.done():
-                await results.put(None)
             try:
-                await writer
+                await writer.close()
             finally:
                 store.finish_run(run_id, status)
     return summary
@@ -187,58 +188,22 @@ async def _first_failure(workers: list[asyncio.Task], writer: asyncio.Task) -> N
                 raise RuntimeError("the trajectory writer stopped before the workers")
 
 
-async def _writer(store: Store, results: asyncio.Queue, summary: RunSummary, progress: Progress, bar: Any) -> None:
-    """Commit finished rollouts in batches; the only task that writes trajectories."""
-    pending: list[RolloutResult] = []
-    finished = False
-    while not finished:
-        try:
-            item = await asyncio.wait_for(results.get(), timeout=WRITE_INTERVAL_S)
-            if item is None:
-                finished = True
-            else:
-                pending.append(item)
-                if len(pending) < WRITE_BATCH:
-                    continue
-        except asyncio.TimeoutError:
-            pass
-        if pending:
-            batch, pending = pending, []
-            await asyncio.to_thread(_commit, store, batch, summary)
-            progress.update(bar, advance=len(batch), stats=_stats(summary))
-
-
-def _commit(store: Store, batch: list[RolloutResult], summary: RunSummary) -> None:
-    """Write the batch's results; outages are counted and named, never written (see the module docstring)."""
-    keep = []
-    for result in batch:
-        traj = result.trajectory
-        if result.unavailable or traj.status == "error":
-            summary.unavailable += bool(result.unavailable)
-            summary.failed += traj.status == "error"
-            if len(summary.errors) < 5:
-                summary.errors.append(f"{traj.task_id}#{traj.sample_idx}: {traj.error}")
-            if result.unavailable:
-                continue
-        keep.append((traj, result.steps, _token_record(result)))
-        summary.trajectories += 1
-        summary.cut += traj.status == "cut"
-        summary.solved += traj.outcome
-        summary.cost_usd += traj.cost_usd
-        summary.latency_s += traj.latency_s
-    if keep:
-        store.write_trajectories(keep)
-
-
-def _token_record(result: RolloutResult):
-    if result.tokens is None or not result.tokens.completion_ids:
-        return None
-    t = result.trajectory
-    return TokenTrajectoryRecord(
-        run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step,
-        prompt_ids=result.tokens.prompt_ids, completion_ids=result.tokens.completion_ids,
-        mask=result.tokens.mask, logprobs=result.tokens.logprobs,
-    )
+def _count(result: RolloutResult, summary: RunSummary) -> bool:
+    """Add a finished rollout to the summary; False for an outage, which is not written (module docstring)."""
+    traj = result.trajectory
+    if result.unavailable or traj.status == "error":
+        summary.unavailable += bool(result.unavailable)
+        summary.failed += traj.status == "error"
+        if len(summary.errors) < 5:
+            summary.errors.append(f"{traj.task_id}#{traj.sample_idx}: {traj.error}")
+        if result.unavailable:
+            return False
+    summary.trajectories += 1
+    summary.cut += traj.status == "cut"
+    summary.solved += traj.outcome
+    summary.cost_usd += traj.cost_usd
+    summary.latency_s += traj.latency_s
+    return True
 
 
 class _Budget:

@@ -75,6 +75,18 @@ class HFPolicy:
         self.temperature = temperature
         self.top_p = top_p
         self.device = device
+        self._loaded: Any = None  # set by `live`; else loaded (and cached per process) on first session
+
+    @classmethod
+    def live(cls, model: Any, tokenizer: Any, name: str, **kwargs: Any) -> "HFPolicy":
+        """A policy sampling from a model already in memory (the trainer's live model, whose weights
+        change between steps); `name` is recorded as the orchestrator. Same token buffer, same sampling."""
+        from lab.tools.local_llm import LoadedModel
+
+        policy = cls(name.removeprefix("hf:"), **kwargs)
+        policy.name = name
+        policy._loaded = LoadedModel(model=model, tokenizer=tokenizer, device=str(model.device))
+        return policy
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> "HFPolicy":
@@ -84,7 +96,7 @@ class HFPolicy:
         return cls(path, **kwargs)
 
     def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_HFSession":
-        loaded = load_model(self.path, self.device)
+        loaded = self._loaded or load_model(self.path, self.device)
         return _HFSession(self, loaded, seed)
 
 

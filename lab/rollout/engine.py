@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from lab.errors import EndpointUnavailable
-from lab.records import StepRecord, TrajectoryRecord, utcnow
+from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord, utcnow
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ParsedTurn, ToolCall, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
@@ -65,6 +65,20 @@ class RolloutResult:
     context: ToolContext | None = None
     #: Set when the policy's endpoint was unavailable: the rollout is no result and must not be stored.
     unavailable: str | None = None
+
+    def store_item(self) -> tuple[TrajectoryRecord, list[StepRecord], TokenTrajectoryRecord | None]:
+        """What the store writes for this rollout: the trajectory, its steps and its tokens (if any)."""
+        return self.trajectory, self.steps, self.token_record()
+
+    def token_record(self) -> TokenTrajectoryRecord | None:
+        if self.tokens is None or not self.tokens.completion_ids:
+            return None
+        t = self.trajectory
+        return TokenTrajectoryRecord(
+            run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step,
+            prompt_ids=self.tokens.prompt_ids, completion_ids=self.tokens.completion_ids,
+            mask=self.tokens.mask, logprobs=self.tokens.logprobs,
+        )
 
 
 @dataclass

@@ -122,3 +122,12 @@ def token_trajectories_df(store: Store, run_id: str, train_step: int | None = No
         f"ORDER BY {_TRAJECTORY_ORDER}",
         {"run_id": run_id, "train_step": train_step},
     )
+
+
+def train_metrics_df(store: Store, run_id: str) -> pd.DataFrame:
+    """One row per optimizer step of a training run: `step`, `created_at` and one column per slash-key
+    metric (`reward/mean`, `filtered/homogeneous`, `tools/share/<feature>`...; see `trainer.metrics`)."""
+    raw = store._read("SELECT step, created_at, metrics_json FROM train_metrics WHERE run_id = $run_id ORDER BY step",
+                      {"run_id": run_id})
+    metrics = pd.DataFrame([json.loads(text) for text in raw.metrics_json], index=raw.index)
+    return pd.concat([raw[["step", "created_at"]], metrics], axis=1)

@@ -29,6 +29,7 @@ from lab.records import (
     StepRecord,
     TaskRecord,
     TokenTrajectoryRecord,
+    TrainMetricsRecord,
     TrajectoryRecord,
     utcnow,
 )
@@ -153,10 +154,22 @@ _V2 = (
         WHEN NOT valid_output THEN 'no_answer' ELSE 'answered' END""",
 )
 
+_V3 = (
+    "ALTER TABLE trajectories ADD COLUMN filter_reason VARCHAR",
+    """CREATE TABLE train_metrics (
+        run_id VARCHAR NOT NULL,
+        step BIGINT NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        metrics_json VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, step)
+    )""",
+)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial tables", _V1),
     Migration(2, "trajectories.status: answered, no_answer, error or cut", _V2),
+    Migration(3, "trajectories.filter_reason and the train_metrics table (GRPO training)", _V3),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -172,6 +185,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "scorings": ScoringRecord,
     "scores": ScoreRecord,
     "token_trajectories": TokenTrajectoryRecord,
+    "train_metrics": TrainMetricsRecord,
 }
 
 # Key columns per table, the unit that a write replaces.
@@ -183,6 +197,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "scorings": ("scoring_id",),
     "scores": ("scoring_id", "run_id", "task_id", "sample_idx", "train_step"),
     "token_trajectories": ("run_id", "task_id", "sample_idx", "train_step"),
+    "train_metrics": ("run_id", "step"),
 }
 
 

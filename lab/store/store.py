@@ -46,6 +46,7 @@ from lab.records import (
     StepRecord,
     TaskRecord,
     TokenTrajectoryRecord,
+    TrainMetricsRecord,
     TrajectoryRecord,
     utcnow,
 )
@@ -260,6 +261,12 @@ class Store:
             con.execute("DELETE FROM scores WHERE scoring_id = ?", [scoring.scoring_id])
             self._insert(con, "scorings", [scoring], replace=True)
             self._insert(con, "scores", list({_score_key(s): s for s in scores}.values()))
+
+    def write_train_metrics(self, rows: Sequence[TrainMetricsRecord]) -> None:
+        """Insert or replace optimizer-step metrics by (run_id, step): a resumed run rewrites its steps."""
+        latest = {(r.run_id, r.step): r for r in rows}
+        with self._transaction() as con:
+            self._insert(con, "train_metrics", list(latest.values()), replace=True)
 
     # ---- resume ------------------------------------------------------------------------------
 

@@ -63,7 +63,7 @@ def test_apply_filters_keeps_order_and_counts_each_drop_once() -> None:
     steps = steps_by_trajectory([step(0), step(3), step(3, "format_error", turn=1), step(5, "answer")])
     report = apply_filters(trajs, steps)
     assert [t.sample_idx for t in report.kept] == [0, 5]
-    assert report.dropped == {"format": 2, "invalid_output": 2}
+    assert report.dropped == {"format": 2, "invalid": 2}
     assert [key[2] for key in report.dropped_keys["format"]] == [1, 3]
     assert report.total == len(trajs)
 
@@ -71,7 +71,7 @@ def test_apply_filters_keeps_order_and_counts_each_drop_once() -> None:
 def test_apply_filters_without_steps_uses_the_flags_only() -> None:
     report = apply_filters([traj(0), traj(1, format_ok=False)])
     assert [t.sample_idx for t in report.kept] == [0]
-    assert report.dropped == {"format": 1, "invalid_output": 0}
+    assert report.dropped == {"format": 1, "invalid": 0}
 
 
 def test_steps_are_matched_by_train_step_too() -> None:

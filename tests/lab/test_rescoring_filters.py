@@ -89,7 +89,7 @@ def test_rescore_run_never_rewards_failures_or_keeps_filtered_rollouts(shared_st
     logged = queries.trajectories_df(store, [run_id]).set_index(["task_id", "sample_idx"])
     summary = result.summary()
     assert summary["filtered_format"] == sum(k in ("format_flag", "format_step") for k in why.values())
-    assert summary["filtered_invalid_output"] == sum(k in ("no_answer", "blank_answer") for k in why.values())
+    assert summary["filtered_invalid"] == sum(k in ("no_answer", "blank_answer") for k in why.values())
     assert summary["solved"] == int((logged.outcome == 1).sum())
     for row in scores.itertuples():
         if logged.loc[(row.task_id, row.sample_idx), "outcome"] == 0:

@@ -128,7 +128,7 @@ def test_filters_and_group_counts_are_applied_and_reported(store_of, make_run):
     s = json.loads(result.stdout)
     assert s["trajectories"] == 9
     assert s["solved"] == int((before.outcome == 1).sum()) == 7      # outcome == 1, whatever the reward
-    assert (s["filtered_format"], s["filtered_invalid_output"]) == (2, 1)
+    assert (s["filtered_format"], s["filtered_invalid"]) == (2, 1)
     assert (s["groups"], s["groups_kept"], s["groups_homogeneous"], s["groups_one_member"], s["groups_filtered_out"]) == (4, 1, 1, 1, 1)
     scores = queries.scores_df(store, s["scoring_id"]).set_index(["task_id", "sample_idx"])
     for key in [("t0", 0), ("t0", 1), ("t3", 0)]:
