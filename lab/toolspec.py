@@ -149,6 +149,23 @@ class Toolkit(BaseModel):
             raise LabInputError(f"toolkit '{self.name}': unknown tools {unknown}")
         return self.model_copy(update={"tools": [t for t in self.tools if t.name in names]})
 
+    def subset_features(self, features: list[str]) -> "Toolkit":
+        """Only these reward features: tools not named are dropped, a slot tool keeps the named slots
+        (and its `model` enum lists only them); a slot tool left with no slot is dropped."""
+        unknown = [f for f in features if f not in self.feature_names]
+        if unknown:
+            raise LabInputError(f"toolkit '{self.name}': unknown tools or slots {unknown}")
+        kept = []
+        for tool in self.tools:
+            if not tool.slots:
+                if tool.name in features:
+                    kept.append(tool)
+                continue
+            slots = {name: spec for name, spec in tool.slots.items() if name in features}
+            if slots:
+                kept.append(tool.model_copy(update={"slots": slots, "parameters": _slot_parameters(tool.parameters, list(slots))}))
+        return self.model_copy(update={"tools": kept})
+
     def repriced(self, pricing: str) -> "Toolkit":
         """The same tools with LLM prices from another provider's table."""
         table = PriceTable.load(pricing)
@@ -191,6 +208,14 @@ def logged_features(toolkit_json: str | None) -> dict[str, dict[str, Any]]:
     for tool in json.loads(toolkit_json or "{}").get("tools", []):
         features.update(tool.get("slots") or {tool["name"]: tool})
     return features
+
+
+def _slot_parameters(parameters: dict[str, Any], slots: list[str]) -> dict[str, Any]:
+    """A slot tool's schema with its `model` argument limited to `slots`."""
+    properties = dict(parameters.get("properties") or {})
+    if isinstance(properties.get("model"), dict):
+        properties["model"] = {**properties["model"], "enum": slots}
+    return {**parameters, "properties": properties}
 
 
 def _priced(spec: ToolSpec, table: PriceTable, source: str = "") -> ToolSpec:

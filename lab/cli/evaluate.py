@@ -45,6 +45,7 @@ def eval_command(
     temperature: float = typer.Option(0.0, help="Orchestrator sampling temperature (hf:, openai:); 0 is greedy."),
     top_p: float = typer.Option(1.0, "--top-p", help="Orchestrator nucleus-sampling mass (hf:, openai:)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
+    observation_chars: int = typer.Option(6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained model's config)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
     tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
     concurrency: int = typer.Option(16, help="Rollouts in flight."),
@@ -60,7 +61,7 @@ def eval_command(
         benchmark=benchmark, benchmark_path=benchmark_path, split=None if split == "all" else split,
         orchestrator=orchestrator, toolkit=toolkit, pricing=pricing, preferences=list(preference),
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
-        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, limit=limit,
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars, limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )

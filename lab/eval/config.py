@@ -41,6 +41,7 @@ class EvalConfig(BaseModel):
     max_new_tokens: int | None = Field(
         None, ge=1, description="Orchestrator tokens per turn (openai: max_tokens); None keeps the policy's default.",
     )
+    observation_chars: int = Field(6000, ge=100, description="Tool output shown to the orchestrator is cut here.")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -48,6 +49,8 @@ class EvalConfig(BaseModel):
     budget_usd: float | None = Field(None, gt=0, description="Stop scheduling before total cost would pass this.")
     seed: int = Field(0, description="Seeds policies, simulated tools and sampling.")
     run_name: str = Field("", description="Human name; part of the run id, so a new name starts a new run.")
+    train_run_id: str | None = Field(None, description="Set by the trainer: the training run this evaluation checks.")
+    train_step: int | None = Field(None, ge=0, description="Set by the trainer: the optimizer step of the evaluated policy.")
 
     @model_validator(mode="after")
     def _check(self) -> "EvalConfig":

@@ -36,6 +36,7 @@ from lab.policies import make_policy
 from lab.preference import task_preferences
 from lab.records import RunRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
+from lab.rollout.policy import Policy
 from lab.store import Store, queries
 from lab.store.writer import TrajectoryWriter
 from lab.tools.registry import build_tools, load_toolkit
@@ -65,18 +66,22 @@ class RunSummary:
         return self.solved / done if done > 0 else None
 
 
-def run_eval(config: EvalConfig, store: Store, console: Console | None = None) -> list[RunSummary]:
+def run_eval(config: EvalConfig, store: Store, console: Console | None = None, policy: Policy | None = None) -> list[RunSummary]:
     """Synchronous entry point (the CLI and notebooks); see `run_eval_async`."""
-    return asyncio.run(run_eval_async(config, store, console))
+    return asyncio.run(run_eval_async(config, store, console, policy))
 
 
-async def run_eval_async(config: EvalConfig, store: Store, console: Console | None = None) -> list[RunSummary]:
-    """Run every (preference, max_turns) variant of `config` as its own resumable run."""
+async def run_eval_async(config: EvalConfig, store: Store, console: Console | None = None,
+                         policy: Policy | None = None) -> list[RunSummary]:
+    """Run every (preference, max_turns) variant of `config` as its own resumable run.
+
+    `policy` replaces the one `config.orchestrator` names (the trainer evaluates its live model so);
+    the config still names it, for the run id and the record."""
     console = console or Console(stderr=True)
     source = load_source(config)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     tools = build_tools(toolkit)
-    policy = make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
+    policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens)
     store.write_tasks([task_record for task_record in source.records])
     summaries = []
@@ -115,7 +120,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=_git_sha(), started_at=utcnow(),
     ))
-    rollout_config = RolloutConfig(max_turns=max_turns)
+    rollout_config = RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars)
     queue: asyncio.Queue = asyncio.Queue()
     for pair in pairs:
         queue.put_nowait(pair)

@@ -25,13 +25,15 @@ So the buffer is the conversation as the model saw it, earlier think blocks incl
 Sampling. Logprobs are log-softmax of the raw logits (temperature 1, before temperature/top-p), the
 quantity the trainer recomputes for pi_theta. temperature 0 is greedy; otherwise each turn draws
 from its own generator seeded by (session seed, turn), so reruns repeat and other seeds differ.
+
+Batching. Sessions of one loaded model hand their turns to its `BatchedSampler` (`hf_batch.py`), which
+decodes the turns that are ready at the same time as one left-padded batch; each row keeps its own
+generator, budget and stop ids, so a turn samples the same tokens whichever turns share its batch.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import inspect
 import re
 import time
 import unicodedata
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.errors import LabInputError
+from lab.policies.hf_batch import TurnRequest, sampler_for
 from lab.rollout.policy import PolicyOutput, TokenTrajectory
 from lab.toolspec import ToolSpec
 
@@ -76,15 +79,20 @@ class HFPolicy:
         self.top_p = top_p
         self.device = device
         self._loaded: Any = None  # set by `live`; else loaded (and cached per process) on first session
+        self._sampler: Any = None  # set by `live`; else the model's batched sampler
 
     @classmethod
-    def live(cls, model: Any, tokenizer: Any, name: str, **kwargs: Any) -> "HFPolicy":
+    def live(cls, model: Any, tokenizer: Any, name: str, sampler: Any = None, **kwargs: Any) -> "HFPolicy":
         """A policy sampling from a model already in memory (the trainer's live model, whose weights
-        change between steps); `name` is recorded as the orchestrator. Same token buffer, same sampling."""
+        change between steps); `name` is recorded as the orchestrator. Same token buffer, same sampling.
+
+        `sampler` replaces the in-process batched sampler with another backend taking the same
+        `TurnRequest`s (the trainer's vLLM samplers), so the token buffer stays the one above."""
         from lab.tools.local_llm import LoadedModel
 
         policy = cls(name.removeprefix("hf:"), **kwargs)
         policy.name = name
+        policy._sampler = sampler
         policy._loaded = LoadedModel(model=model, tokenizer=tokenizer, device=str(model.device))
         return policy
 
@@ -181,9 +189,7 @@ class _HFSession:
         eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos = eos if isinstance(eos, list) else [eos]
         self.stop_ids = {self.eot_id, self.tokenizer.eos_token_id, *eos} - {None}
-        forward = inspect.signature(self.model.forward).parameters
-        self._keep_last = "logits_to_keep" in forward
-        self._cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+        self.sampler = policy._sampler or sampler_for(loaded)  # shared by every session of the model: ready turns decode together
         self._text = ""  # what prompt_ids + completion_ids decode to
         self._before: list[str] = []  # per turn: template text from the previous <eot> to the generation prompt
         self._said: list[str] = []  # per turn: generation prompt + the sampled text, as the model saw it
@@ -199,7 +205,7 @@ class _HFSession:
             fragment, prompt_head = self._new_fragment(messages, turn)
         ids = self._encode(fragment, turn)
         context = self.tokens.prompt_ids + self.tokens.completion_ids + ids
-        sampled, logprobs = await asyncio.to_thread(self._sample, context, turn)
+        sampled, logprobs = await self.sampler.sample(self._request(context, turn))
         # commit only now: a turn that raised above leaves the buffer as it was
         if turn == 1:
             self.tokens.prompt_ids = ids
@@ -269,32 +275,15 @@ class _HFSession:
                                     f"{_first_difference(want, got)}")
         return ids
 
-    def _sample(self, context: list[int], turn: int) -> tuple[list[int], list[float]]:
-        """One turn after `context`: (sampled ids ending on a stop token unless cut, raw-logit logprobs).
-        Blocking; a KV-cached loop rather than `generate` so logits are raw and the generator is ours."""
+    def _request(self, context: list[int], turn: int) -> TurnRequest:
+        """The turn after `context` as a sampler request: the policy's options, and a generator of this
+        (session seed, turn) alone, so the draw does not depend on which turns share its batch."""
         import torch
 
-        model, policy = self.model, self.policy
-        window = getattr(model.config, "max_position_embeddings", None) or len(context) + policy.max_new_tokens
-        budget = min(policy.max_new_tokens, window - len(context))
-        if budget < 1:
-            raise LabInputError(f"hf: turn {turn}: the conversation ({len(context)} tokens) fills the {window}-token window")
-        generator = torch.Generator(device=model.device).manual_seed(_turn_seed(self.seed, turn))
-        step = torch.tensor([context], device=model.device)  # (1, T), then (1, 1) per new token
-        keep = {"logits_to_keep": 1} if self._keep_last else {}  # prefill: logits of the last position only
-        cache, ids, logprobs = None, [], []
-        with self.loaded.lock, torch.inference_mode():
-            for _ in range(budget):
-                out = model(input_ids=step, use_cache=True, **{self._cache_name: cache}, **keep)
-                cache = getattr(out, self._cache_name)
-                logits = out.logits[0, -1].float()  # (vocab,) raw: no temperature, no top-p
-                token = _choose(logits, policy.temperature, policy.top_p, generator)
-                ids.append(token)
-                logprobs.append(float(torch.log_softmax(logits, dim=-1)[token]))
-                if token in self.stop_ids:
-                    break
-                step = torch.tensor([[token]], device=model.device)
-        return ids, logprobs
+        policy = self.policy
+        generator = torch.Generator(device=self.model.device).manual_seed(_turn_seed(self.seed, turn))
+        return TurnRequest(context=context, max_new_tokens=policy.max_new_tokens, temperature=policy.temperature,
+                           top_p=policy.top_p, generator=generator, stop_ids=self.stop_ids, choose=_choose, turn=turn)
 
     def _extend(self, ids: list[int], mask: list[int], logprobs: list[float]) -> None:
         self.tokens.completion_ids += ids

@@ -1,0 +1,62 @@
+"""`orchestra train`: GRPO on the lab's rollouts (`trainer/`), and `orchestra train sft`, its warm start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lab.cli import app
+from lab.cli.options import DbOption, console
+from lab.store import open_store
+
+train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper §3.2), or its SFT warm start.",
+                        invoke_without_command=True, no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+ConfigOption = typer.Option(..., "--config", exists=False, help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py).")
+MaxStepsOption = typer.Option(None, "--max-steps", min=1, help="Stop after N optimizer steps (overrides the config).")
+
+
+def _load(config: Path, max_steps: int | None, db: str | None):
+    from trainer.config import OrchestraGRPOConfig
+
+    loaded = OrchestraGRPOConfig.from_yaml(config, max_steps=max_steps)
+    return loaded, open_store(db or loaded.db)
+
+
+@train_app.callback()
+def train(
+    ctx: typer.Context,
+    config: Path = typer.Option(None, "--config", help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py)."),
+    max_steps: int | None = MaxStepsOption,
+    db: str | None = DbOption,
+    resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the config's output_dir."),
+) -> None:
+    """GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] [--resume]`."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if config is None:
+        raise typer.BadParameter("--config FILE is required", param_hint="--config")
+    from trainer.train import run_training
+
+    loaded, store = _load(config, max_steps, db)
+    summary = run_training(loaded, store, console, resume=resume)
+    console.print(f"trained {summary.steps} steps: run {summary.run_id}, model in {summary.model_dir}")
+    console.print(f"next: orchestra runs --db {store.path}")
+    console.print(f"next: orchestra eval --orchestrator hf:{summary.model_dir} --toolkit {loaded.toolkit} "
+                  f"--preference held-out --limit 24 --db {store.path}")
+
+
+@train_app.command("sft")
+def sft(
+    config: Path = ConfigOption,
+    db: str | None = DbOption,
+) -> None:
+    """Warm start: SFT on the solved rollouts of the config's `warm_start.orchestrators` (run on the train split)."""
+    from trainer.environment import TrainingEnvironment
+    from trainer.sft import train_sft
+
+    loaded, store = _load(config, None, db)
+    folder = train_sft(loaded, store, list(TrainingEnvironment(loaded).tasks), console)
+    console.print(f"warm-start model in {folder}")

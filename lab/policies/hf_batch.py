@@ -1,0 +1,206 @@
+"""Batched turns for `hf:` policies: concurrent sessions of one loaded model decode their turns together.
+
+Why. The rollout engine runs 8-64 rollouts at once (GRPO samples 8 per task, several tasks a step), all
+sessions of one model. Decoded one sequence at a time under the model's lock, their turns queue behind
+each other; a forward pass over B rows costs little more than over one, so decoding the turns that are
+ready together multiplies the tokens per second.
+
+How a batch forms. A session submits a `TurnRequest` and awaits its (ids, logprobs). The first request
+on an event loop with no batch in progress starts a driver task, which yields to the loop until
+`_QUIET_PASSES` passes in a row bring no new request (sessions that became ready in the same tick, or
+a few passes apart after a tool call, join), then decodes all pending requests as one batch in a worker
+thread holding the model lock. Requests arriving while a batch runs wait for the next one. No timers.
+
+Why grouping never changes a result. Rows are left-padded, the attention mask hides the padding and
+position ids count from each row's own first token, so a row attends to exactly what it would alone;
+each row draws from its own generator, through its own `choose`, once per token it records, and stops
+on its own stop ids or budget (a finished row is still fed, keeping the batch rectangular, but records
+nothing more). Only float rounding in the batched matmuls differs (about 1e-7 on fp32 logits; bf16 is
+coarser, so a near-tie argmax can flip there). A row's result is handed back as soon as it finishes,
+so its session can run its tool calls while the rest of the batch decodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from lab.errors import LabInputError
+
+Result = tuple[list[int], list[float]]  # (sampled ids, raw-logit logprobs)
+
+#: Gathering stops after this many loop passes in a row without a new request: a session coming back
+#: from a tool call crosses `asyncio.gather` and `wait_for`, a few passes each.
+_QUIET_PASSES = 8
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """One turn to sample after `context`."""
+
+    context: list[int]  # the whole token buffer the turn continues
+    max_new_tokens: int  # budget; the model's window may cut it further
+    temperature: float  # 0 = greedy
+    top_p: float
+    generator: Any  # this row's torch.Generator: its draws never depend on the rows beside it
+    stop_ids: set[int]  # the turn ends on (and includes) the first of these
+    # (raw logits (vocab,), temperature, top_p, generator) -> id: the session's rule (`hf_policy._choose`),
+    # handed in so this module needs nothing from the policy's and a test can script the tokens
+    choose: Callable[[Any, float, float, Any], int]
+    turn: int  # the session's turn number, named in errors
+
+
+@dataclass
+class _Row:
+    """A request in a batch: what it has sampled so far, and the future its session awaits."""
+
+    request: TurnRequest
+    budget: int
+    future: asyncio.Future
+    ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    done: bool = False
+
+
+@dataclass
+class _Queue:
+    """One event loop's requests not yet in a batch, and the task that batches them."""
+
+    rows: list[_Row] = field(default_factory=list)
+    driver: asyncio.Task | None = None  # held here: the event loop keeps only a weak reference to its tasks
+
+
+_MAKING = threading.Lock()  # sessions of one model may be opened from several threads
+
+
+def sampler_for(loaded: Any) -> "BatchedSampler":
+    """The sampler of `loaded` (a `LoadedModel`), made on first use and kept on it: sessions batch
+    together only through a shared sampler, and it lives exactly as long as the model it drives."""
+    with _MAKING:
+        if not hasattr(loaded, "batched_sampler"):
+            loaded.batched_sampler = BatchedSampler(loaded)
+        return loaded.batched_sampler
+
+
+class BatchedSampler:
+    """Decodes the pending turns of one loaded model together, one batch at a time under its lock."""
+
+    def __init__(self, loaded: Any) -> None:
+        self.loaded = loaded
+        forward = inspect.signature(loaded.model.forward).parameters
+        self._keep_last = "logits_to_keep" in forward
+        self._cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+        # per event loop, since futures belong to one: a trainer and an eval may share the model from two threads
+        self._queues: dict[asyncio.AbstractEventLoop, _Queue] = {}
+
+    async def sample(self, request: TurnRequest) -> Result:
+        """(sampled ids ending on a stop id unless cut by the budget, their raw-logit logprobs), as if alone.
+
+        Raises `LabInputError` when the context leaves no room in the model's window; that request
+        never joins a batch, so the others are unaffected."""
+        budget = self._budget(request)
+        loop = asyncio.get_running_loop()
+        row = _Row(request, budget, loop.create_future())
+        queue = self._queues.get(loop)
+        if queue is None:
+            queue = self._queues[loop] = _Queue()
+            queue.driver = loop.create_task(self._drive(loop, queue))
+        queue.rows.append(row)
+        return await row.future
+
+    def _budget(self, request: TurnRequest) -> int:
+        """The request's token budget, cut to what the model's window leaves after its context."""
+        window = getattr(self.loaded.model.config, "max_position_embeddings", None)
+        if window is None:
+            return request.max_new_tokens
+        budget = min(request.max_new_tokens, window - len(request.context))
+        if budget < 1:
+            raise LabInputError(f"hf: turn {request.turn}: the conversation ({len(request.context)} tokens) "
+                                f"fills the {window}-token window")
+        return budget
+
+    async def _drive(self, loop: asyncio.AbstractEventLoop, queue: _Queue) -> None:
+        """Gather and decode this loop's requests, batch after batch, until none is pending."""
+        batch: list[_Row] = []
+        try:
+            while queue.rows:
+                await _gather(queue.rows)
+                batch = [row for row in queue.rows if not row.future.done()]  # a cancelled session's turn is dropped
+                queue.rows.clear()
+                if not batch:
+                    continue
+                try:
+                    await asyncio.to_thread(self._run, batch, loop)
+                except Exception as exc:  # the forward pass failed (out of memory, a model bug): the batch shares it
+                    for row in batch:
+                        _settle(row.future, exc)
+        except BaseException:  # cancelled with the loop: nobody may wait forever
+            for row in batch + queue.rows:
+                row.future.cancel()
+            raise
+        finally:
+            del self._queues[loop]
+
+    def _run(self, rows: list[_Row], loop: asyncio.AbstractEventLoop) -> None:
+        """Blocking: decode `rows` as one batch until each hit a stop id or its budget, handing each
+        result to its future as soon as the row finishes. A KV-cached loop rather than `generate`, so
+        logits are raw and each row's generator is its own."""
+        import torch
+
+        model = self.loaded.model
+        width = max(len(row.request.context) for row in rows)
+        pads = [width - len(row.request.context) for row in rows]
+        step = torch.tensor([[0] * pad + row.request.context for pad, row in zip(pads, rows)],
+                            device=model.device)  # (B, T), then (B, 1) per new token; the pad id is masked out
+        mask = torch.tensor([[0] * pad + [1] * (width - pad) for pad in pads], device=model.device)  # (B, T)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its own first token
+        keep = {"logits_to_keep": 1} if self._keep_last else {}  # prefill: logits of the last position only
+        cache = None
+        with self.loaded.lock, torch.inference_mode():
+            while True:
+                out = model(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
+                            **{self._cache_name: cache}, **keep)
+                cache = getattr(out, self._cache_name)
+                logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
+                live = [not row.done for row in rows]
+                tokens = [_draw(row, logits[b]) if on else row.ids[-1] for b, (row, on) in enumerate(zip(rows, live))]
+                step = torch.tensor(tokens, device=model.device)[:, None]  # (B, 1): also the next input
+                logprobs = torch.log_softmax(logits, dim=-1).gather(1, step)[:, 0].tolist()  # (B,): one sync a step
+                for row, on, token, logprob in zip(rows, live, tokens, logprobs):
+                    if on:
+                        row.ids.append(token)
+                        row.logprobs.append(logprob)
+                        row.done = token in row.request.stop_ids or len(row.ids) == row.budget
+                        if row.done:
+                            loop.call_soon_threadsafe(_settle, row.future, (row.ids, row.logprobs))
+                if all(row.done for row in rows):
+                    return
+                mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
+                positions = positions[:, -1:] + 1  # (B, 1)
+
+
+def _draw(row: _Row, logits: Any) -> int:
+    """The row's next token from its raw logits (vocab,), by its own rule and generator."""
+    request = row.request
+    return int(request.choose(logits, request.temperature, request.top_p, request.generator))
+
+
+async def _gather(rows: list[_Row]) -> None:
+    """Yield to the event loop until `_QUIET_PASSES` passes in a row add nothing to `rows`."""
+    quiet, seen = 0, len(rows)
+    while quiet < _QUIET_PASSES:
+        await asyncio.sleep(0)
+        quiet, seen = (quiet + 1, seen) if len(rows) == seen else (0, len(rows))
+
+
+def _settle(future: asyncio.Future, outcome: Result | BaseException) -> None:
+    """Resolve `future` unless its session stopped waiting (cancelled)."""
+    if future.done():
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)

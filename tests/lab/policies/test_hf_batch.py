@@ -1,0 +1,198 @@
+"""BatchedSampler: turns decoded together give what each gives decoded alone (tiny random Qwen3, offline, CPU).
+
+The model and tokenizer are test_hf_policy.py's. Requests submitted with `asyncio.gather` all reach the
+sampler before its driver first runs, so they form one batch; the tests check that they did (a spy
+on `_run` records batch sizes), then compare each row with the same request decoded alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import transformers
+
+from lab.errors import LabInputError
+from lab.policies import hf_policy
+from lab.policies.hf_batch import BatchedSampler, TurnRequest
+from lab.policies.hf_policy import HFPolicy
+from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
+from lab.tools.local_llm import LoadedModel
+from tests.lab.policies.test_hf_policy import (  # noqa: F401  (one_thread: an autouse fixture)
+    QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids, one_thread,
+)
+
+QUESTIONS = ["Hi", "What is the value of x?", "<think>" + "let me think about this, " * 6, "Look x up, then answer."]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    return build_model_dir(tmp_path_factory.mktemp("qwen3-tiny"), QWEN3_TEMPLATE)
+
+
+@pytest.fixture(scope="module")
+def loaded(model_dir) -> LoadedModel:
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir)
+    return LoadedModel(model=model, tokenizer=transformers.AutoTokenizer.from_pretrained(model_dir), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def gpt2(loaded) -> LoadedModel:
+    """A model with learned absolute positions, where a left-padded row whose position ids did not
+    start at its own first token would see other positions than alone (RoPE, being relative, cannot tell)."""
+    config = transformers.GPT2Config(vocab_size=len(loaded.tokenizer), n_embd=32, n_layer=2, n_head=4, n_positions=256)
+    torch.manual_seed(0)
+    return LoadedModel(model=transformers.GPT2LMHeadModel(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
+
+
+@pytest.fixture()
+def batches(monkeypatch) -> list[int]:
+    """The size of every batch decoded while the test runs."""
+    sizes: list[int] = []
+    run = BatchedSampler._run
+
+    def spy(self, rows, loop):
+        sizes.append(len(rows))
+        return run(self, rows, loop)
+
+    monkeypatch.setattr(BatchedSampler, "_run", spy)
+    return sizes
+
+
+def contexts(loaded: LoadedModel) -> list[list[int]]:
+    """Chat prompts of different lengths."""
+    tok = loaded.tokenizer
+    return [tok(tok.apply_chat_template([{"role": "user", "content": q}], tokenize=False, add_generation_prompt=True),
+                add_special_tokens=False).input_ids for q in QUESTIONS]
+
+
+def turn_request(context: list[int], budget: int = 12, temperature: float = 0.0, top_p: float = 1.0, seed: int = 0,
+                 stop: tuple[int, ...] = ()) -> TurnRequest:
+    return TurnRequest(context=context, max_new_tokens=budget, temperature=temperature, top_p=top_p,
+                       generator=torch.Generator().manual_seed(seed), stop_ids=set(stop),
+                       choose=hf_policy._choose, turn=1)
+
+
+def together(sampler: BatchedSampler, requests: list[TurnRequest]) -> list[Any]:
+    """Each request's result (or error), all submitted in the same tick."""
+    async def go() -> list[Any]:
+        return await asyncio.gather(*(sampler.sample(r) for r in requests), return_exceptions=True)
+
+    return asyncio.run(go())
+
+
+def alone(sampler: BatchedSampler, requests: list[TurnRequest]) -> list[Any]:
+    return [together(sampler, [r])[0] for r in requests]
+
+
+def assert_same(batched: list[Any], single: list[Any]) -> None:
+    for (got_ids, got_lp), (want_ids, want_lp) in zip(batched, single, strict=True):
+        assert got_ids == want_ids
+        assert got_lp == pytest.approx(want_lp, abs=1e-4)
+
+
+@pytest.mark.parametrize("architecture", ["loaded", "gpt2"])
+def test_greedy_rows_of_different_lengths_decode_as_alone(architecture, batches, request):
+    loaded = request.getfixturevalue(architecture)
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+    assert len({len(p) for p in prompts}) == len(prompts)  # left padding differs on every row
+    batched = together(sampler, [turn_request(p) for p in prompts])
+    assert batches == [len(prompts)]
+    assert_same(batched, alone(sampler, [turn_request(p) for p in prompts]))
+    assert sampler._queues == {}  # a finished event loop leaves nothing behind
+    # and both are the model's own: raw-logit logprobs of one uncached forward pass over prompt + sample
+    for prompt, (sampled, logprobs) in zip(prompts, batched):
+        assert len(sampled) == 12
+        with torch.no_grad():
+            logp = torch.log_softmax(loaded.model(torch.tensor([prompt + sampled])).logits[0].float(), dim=-1)
+        assert logprobs == pytest.approx([float(logp[len(prompt) + i - 1, t]) for i, t in enumerate(sampled)], abs=1e-4)
+
+
+def test_seeded_sampling_draws_per_row_as_alone(loaded, batches):
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+
+    def make() -> list[TurnRequest]:
+        return [turn_request(p, budget=16, temperature=0.7, top_p=0.9, seed=seed) for seed, p in enumerate(prompts)]
+
+    batched = together(sampler, make())
+    assert batches == [len(prompts)]
+    assert_same(batched, alone(sampler, make()))
+    greedy = together(sampler, [turn_request(p, budget=16) for p in prompts])
+    assert [ids for ids, _ in batched] != [ids for ids, _ in greedy]  # it did sample
+
+
+def test_rows_end_on_their_own_budget_or_stop_id(loaded, batches):
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+    full = [ids for ids, _ in alone(sampler, [turn_request(p) for p in prompts[:3]])]
+    stop = full[0][4]
+
+    def make() -> list[TurnRequest]:
+        return [turn_request(prompts[0], stop=(stop,)), turn_request(prompts[1], budget=3), turn_request(prompts[2])]
+
+    batched = together(sampler, make())
+    assert batches == [1, 1, 1, 3]
+    assert [ids for ids, _ in batched] == [full[0][: full[0].index(stop) + 1], full[1][:3], full[2]]
+    assert_same(batched, alone(sampler, make()))
+
+
+def test_a_context_that_fills_the_window_fails_alone(model_dir, batches):
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, max_position_embeddings=48)
+    sampler = BatchedSampler(LoadedModel(model=model, tokenizer=None, device="cpu"))
+    prompts = [list(range(10, 20)), list(range(10, 56)), list(range(10, 58)), list(range(10, 70))]  # 10, 46, 48, 60
+    batched = together(sampler, [turn_request(p) for p in prompts])
+    assert batches == [2]  # the two that do not fit never joined the batch
+    for error, n in zip(batched[2:], (48, 60)):
+        assert isinstance(error, LabInputError)
+        assert str(error) == f"hf: turn 1: the conversation ({n} tokens) fills the 48-token window"
+    assert [len(ids) for ids, _ in batched[:2]] == [12, 2]  # the 46-token one is cut by the window
+    assert_same(batched[:2], alone(sampler, [turn_request(p) for p in prompts[:2]]))
+
+
+class ScriptBySeed:
+    """Stands in for `_choose` in the sessions it has a script for: each turn's generator is seeded by
+    (session seed, turn), so its seed picks the script whatever rows share the batch. Others sample."""
+
+    def __init__(self, scripts: dict[int, list[list[int]]]) -> None:  # session seed -> token ids per turn
+        self.choose = hf_policy._choose
+        self.queues = {hf_policy._turn_seed(seed, turn): list(tokens)
+                       for seed, turns in scripts.items() for turn, tokens in enumerate(turns, start=1)}
+
+    def __call__(self, logits, temperature, top_p, generator) -> int:
+        queue = self.queues.get(generator.initial_seed())
+        return queue.pop(0) if queue is not None else self.choose(logits, temperature, top_p, generator)
+
+
+def test_concurrent_rollouts_give_the_trajectories_of_rollouts_run_one_by_one(model_dir, batches, monkeypatch):
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    eot = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    call, answer = ids(tokenizer, TURN_1) + [eot], ids(tokenizer, TURN_3) + [eot]
+    budget = max(len(call), len(answer))
+    cut = ids(tokenizer, TURN_2)[:budget]  # no call, no answer, cut by the budget: a format reminder follows
+    scripts = {0: [call, answer], 1: [call, cut, answer], 2: [cut, answer]}  # seeds 3-5 sample freely
+    policy = HFPolicy(str(model_dir), max_new_tokens=budget, temperature=0.7, top_p=0.9)
+
+    async def rollout(seed: int):
+        request = RolloutRequest(run_id="hf", task=Task(), sample_idx=seed, seed=seed)
+        return await run_rollout(policy, {"lookup": Lookup()}, request, grade, RolloutConfig(max_turns=4))
+
+    async def concurrently():
+        return await asyncio.gather(*(rollout(seed) for seed in range(6)))
+
+    monkeypatch.setattr(hf_policy, "_choose", ScriptBySeed(scripts))
+    results = asyncio.run(concurrently())
+    assert batches[0] == 6 and sum(batches) == sum(r.trajectory.n_turns for r in results)
+    del batches[:]
+    monkeypatch.setattr(hf_policy, "_choose", ScriptBySeed(scripts))
+    one_by_one = [asyncio.run(rollout(seed)) for seed in range(6)]
+    assert set(batches) == {1}
+
+    assert [r.trajectory.n_turns for r in results[:3]] == [2, 3, 2]  # the scripted ones ran several turns
+    for got, want in zip(results, one_by_one, strict=True):
+        assert (got.trajectory.n_turns, got.trajectory.status, got.trajectory.final_answer, got.trajectory.error) == (
+            want.trajectory.n_turns, want.trajectory.status, want.trajectory.final_answer, want.trajectory.error)
+        assert got.tokens.prompt_ids == want.tokens.prompt_ids
+        assert (got.tokens.completion_ids, got.tokens.mask) == (want.tokens.completion_ids, want.tokens.mask)
+        assert got.tokens.logprobs == pytest.approx(want.tokens.logprobs, abs=1e-4)

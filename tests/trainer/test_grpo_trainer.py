@@ -1,0 +1,200 @@
+"""GRPO through the lab's engine, end to end on CPU: a tiny Qwen3 whose turns are scripted per rollout
+(so groups mix tool calls, cheap and dear answers and malformed calls), run by the real trainer, store
+and callbacks. What a user would check afterwards: tool output never trained on, filtered rows carry no
+gradient, rewards and advantages recomputable from the logged features, one metrics row per step,
+`--resume` continues, and a step whose rows are all filtered leaves the weights untouched."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from rich.console import Console
+
+from lab.reward import rescore
+from lab.store import Store, queries
+from trainer.config import OrchestraGRPOConfig
+from trainer.grpo import OrchestraGRPOTrainer
+from trainer.metrics import metric_doc
+from trainer.train import run_training
+
+pytestmark = pytest.mark.slow
+
+TINY = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
+        "num_key_value_heads": 1, "intermediate_size": 64}
+
+# rollout seed % 4 -> the turns its orchestrator "samples"
+SCRIPTS = {
+    0: ['<tool_call>{"name": "answer", "arguments": {"model": "answer-1"}}</tool_call>'],
+    1: ['<tool_call>{"name": "answer", "arguments": {"model": "answer-4"}}</tool_call>'],
+    2: ['<tool_call>{"name": "search", "arguments": {"model": "search-2"}}</tool_call>',
+        '<tool_call>{"name": "answer", "arguments": {"model": "answer-2"}}</tool_call>'],
+    3: ['<tool_call>{"name": "answer", "arguments": {"model": oops</tool_call>',
+        '<tool_call>{"name": "answer", "arguments": {"model": "answer-1"}}</tool_call>'],
+}
+BROKEN = {k: ['<tool_call>{"name": nope</tool_call>'] for k in range(4)}
+
+
+class ScriptedSampler:
+    """Stands in for the batched sampler of one session: returns the script's next turn as token ids."""
+
+    def __init__(self, session, script: list[str]) -> None:
+        self.session, self.script = session, script
+
+    async def sample(self, request):
+        text = self.script[min(request.turn, len(self.script)) - 1]
+        tokenizer = self.session.tokenizer
+        ids = tokenizer(text, add_special_tokens=False).input_ids + [self.session.eot_id]
+        return ids, [-0.5] * len(ids)
+
+
+def scripted(scripts):
+    original = OrchestraGRPOTrainer.rollout_policy
+
+    def rollout_policy(self, model):
+        policy = original(self, model)
+        make_session = policy.session
+
+        def session(task, specs, seed):
+            live = make_session(task, specs, seed)
+            live.sampler = ScriptedSampler(live, scripts[seed % 4])
+            return live
+
+        policy.session = session
+        return policy
+
+    return rollout_policy
+
+
+def config(tmp_path, **overrides) -> OrchestraGRPOConfig:
+    values = dict(
+        output_dir=str(tmp_path / "out"), run_name="test", model="tiny-qwen3", tiny_model=TINY, toolkit="paper",
+        families=["frames", "hle"], task_limit=6, examples_per_task=2, tool_subset_min=1.0, max_turns=3,
+        turn_max_new_tokens=32, observation_chars=200, num_generations=4, per_device_train_batch_size=16,
+        learning_rate=1e-2, max_steps=2, save_steps=2, lab_eval_steps=0, lab_eval_limit=2, report_to="none",
+        gradient_checkpointing=False, seed=0,
+    )
+    return OrchestraGRPOConfig(**{**values, **overrides})
+
+
+BATCHES: list[dict] = []  # every generation batch the trainer trained on, as TRL received it
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("grpo")
+    store = Store(tmp / "store.duckdb")
+    generate = OrchestraGRPOTrainer._generate_and_score_completions
+
+    def recorded(self, inputs):
+        output = generate(self, inputs)
+        BATCHES.append({k: v.clone() if torch.is_tensor(v) else v for k, v in output.items()})
+        return output
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(SCRIPTS))
+        patch.setattr(OrchestraGRPOTrainer, "_generate_and_score_completions", recorded)
+        summary = run_training(config(tmp), store, Console(quiet=True))
+    return tmp, store, summary
+
+
+def test_every_rollout_is_logged_with_reward_advantage_and_filter_reason(trained):
+    _, store, summary = trained
+    runs = queries.runs_df(store).set_index("run_id")
+    assert runs.loc[summary.run_id, "kind"] == "train" and runs.loc[summary.run_id, "status"] == "finished"
+    trajs = queries.trajectories_df(store, [summary.run_id])
+    assert sorted(trajs.train_step.unique()) == [1, 2] and len(trajs) == 32
+    assert trajs.reward.notna().all() and trajs.advantage.notna().all()
+    assert set(trajs.filter_reason.dropna()) <= {"format", "invalid", "homogeneous"}
+    assert (trajs.filter_reason == "format").sum() >= 2  # script 3 writes a malformed call
+    # the periodic evaluation is an eval run linked to the train run and its last step
+    evals = runs.loc[summary.eval_run_ids]
+    assert (evals.kind == "eval").all()
+    assert all(json.loads(c)["train_run_id"] == summary.run_id and json.loads(c)["train_step"] == 2 for c in evals.config_json)
+
+
+def test_rewards_and_advantages_recompute_from_the_logged_features(trained):
+    _, store, summary = trained
+    trajs = queries.trajectories_df(store, [summary.run_id])
+    features = [n for n in json.loads(trajs.preference_json.iloc[0]) if n not in ("outcome", "compute", "latency")]
+    P = np.array([[json.loads(p)[n] for n in [*features, "outcome", "compute", "latency"]] for p in trajs.preference_json])
+    counts = [{k: v for k, v in json.loads(c).items() if k in features} for c in trajs.tool_counts_json]
+    passed = ~trajs.filter_reason.isin(["format", "invalid"]).to_numpy()
+    R, A, keep = rescore(counts, trajs.outcome, trajs.cost_usd, trajs.latency_s, features, P,
+                         list(trajs.group_id), passed=passed)
+    np.testing.assert_allclose(trajs.reward, R, atol=1e-9)
+    np.testing.assert_allclose(trajs.advantage, A, atol=1e-6)
+    assert (trajs.filter_reason.isna().to_numpy() == keep).all()
+
+
+def test_tool_output_carries_mask_0_and_model_turns_mask_1(trained):
+    _, store, summary = trained
+    tokenizer = summary.trainer.processing_class
+    tokens = store._read("SELECT * FROM token_trajectories WHERE run_id = ?", [summary.run_id])
+    assert len(tokens) == 32
+    saw_tool = False
+    for row in tokens.itertuples():
+        ids, mask = list(row.completion_ids), list(row.mask)
+        trained_text = tokenizer.decode([i for i, m in zip(ids, mask) if m], skip_special_tokens=False)
+        other_text = tokenizer.decode([i for i, m in zip(ids, mask) if not m], skip_special_tokens=False)
+        assert "<tool_response" not in trained_text and "<tool_call>" in trained_text
+        saw_tool |= "<tool_response" in other_text
+        assert ids[-1] == tokenizer.eos_token_id  # every row ends on the end-of-turn token
+    assert saw_tool
+
+
+def test_filtered_rows_carry_no_gradient(trained):
+    _, _, summary = trained
+    trainer = summary.trainer
+    def kept_rows(batch):
+        return (batch["tool_mask"] * batch["completion_mask"]).sum(1) > 0
+
+    mixed = [b for b in BATCHES if kept_rows(b).any() and not kept_rows(b).all()]
+    assert mixed, "no step mixed kept and filtered rows"
+    inputs = mixed[0]
+    kept = kept_rows(inputs)
+
+    def grads(batch):
+        trainer.model.zero_grad(set_to_none=True)
+        trainer.compute_loss(trainer.model, batch).backward()
+        return torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
+
+    base = grads(inputs)
+    changed = {**inputs, "completion_ids": inputs["completion_ids"].clone()}
+    dropped = torch.nonzero(~kept).flatten()[0]
+    changed["completion_ids"][dropped] = (changed["completion_ids"][dropped] + 7) % 1000
+    assert torch.allclose(base, grads(changed))
+    # the test can fail: changing a kept row does change the gradient
+    changed["completion_ids"][torch.nonzero(kept).flatten()[0]] = (inputs["completion_ids"][torch.nonzero(kept).flatten()[0]] + 7) % 1000
+    assert not torch.allclose(base, grads(changed))
+
+
+def test_one_documented_metrics_row_per_step_and_resume_continues(trained):
+    tmp, store, summary = trained
+    metrics = queries.train_metrics_df(store, summary.run_id)
+    assert list(metrics.step) == [1, 2]
+    for name in metrics.columns.drop(["step", "created_at"]):
+        assert metric_doc(name)
+    assert (metrics["filtered/format"] > 0).all() and (metrics["time/rollout_s"] > 0).all()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(SCRIPTS))
+        resumed = run_training(config(tmp, max_steps=3), store, Console(quiet=True), resume=True)
+    assert resumed.run_id == summary.run_id and resumed.steps == 3
+    assert list(queries.train_metrics_df(store, summary.run_id).step) == [1, 2, 3]
+
+
+def test_a_step_with_every_row_filtered_does_not_move_the_weights(tmp_path):
+    store = Store(tmp_path / "store.duckdb")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(BROKEN))
+        summary = run_training(config(tmp_path, max_steps=1, lab_eval_limit=1, weight_decay=0.1), store, Console(quiet=True))
+    from transformers import AutoModelForCausalLM
+
+    after = AutoModelForCausalLM.from_pretrained(summary.model_dir)
+    initial = AutoModelForCausalLM.from_pretrained(summary.start_model)
+    for a, b in zip(after.parameters(), initial.parameters()):
+        assert torch.equal(a, b)
+    metrics = queries.train_metrics_df(store, summary.run_id)
+    assert metrics["update/skipped"].tolist() == [1.0] and metrics["filtered/all"].tolist() == [1.0]

@@ -1,0 +1,173 @@
+"""`OrchestraGRPOConfig`: TRL's `GRPOConfig` plus what the lab needs to run GRPO on its own rollout engine.
+
+Every TRL field keeps its meaning (learning rate, `num_generations` = G, `epsilon` = the clip range of
+Eq. 4, `beta`, `loss_type`, `use_vllm` / `vllm_mode`, checkpointing, `report_to`...). The fields added
+here say what to train on (world or benchmark tasks, toolkit, families), how each example is randomised
+(paper §3.3: tool subsets, provider prices, preference pairs), the rollout limits, the filters and
+where everything is logged. A YAML file (`configs/train/*.yaml`) sets any of them:
+
+    orchestra train --config configs/train/cpu-tiny.yaml --max-steps 3
+
+What the lab changes about TRL's own behaviour, and why:
+- advantages are `lab.reward` Eq. 3 (sample std, homogeneity filter), not TRL's (R - mean)/(std + 1e-4);
+- rows removed by a filter have an all-zero loss mask, so `loss_type` must normalise by kept tokens
+  (dapo, bnpo, cispo, vespo); grpo / dr_grpo would still count filtered rows in their denominator;
+- metrics are logged every optimizer step (`logging_steps = 1`): `train_metrics` has one row per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from trl import GRPOConfig
+
+from lab.errors import LabInputError, read_yaml
+
+#: Loss types whose normaliser counts only unmasked tokens, so a filtered row adds nothing at all.
+ROW_EXCLUDING_LOSSES = ("dapo", "bnpo", "cispo", "vespo")
+
+
+@dataclass
+class OrchestraGRPOConfig(GRPOConfig):
+    r"""
+    Configuration of `orchestra train` (GRPO through the lab's rollout engine).
+
+    Parameters that say what to train:
+
+        model (`str`, defaults to `"tiny-qwen3"`):
+            A model directory, `smollm2` (the offline SmolLM2-135M-Instruct), or `tiny-qwen3`: a small
+            Qwen3-architecture model built locally from `tiny_model` with SmolLM2's tokenizer.
+        tiny_model (`dict`):
+            `tiny-qwen3`: its tokenizer (`world`: a BPE of `vocab_size` tokens trained on the offline
+            world, or `smollm2`) and Qwen3Config fields (hidden_size, num_hidden_layers, ...).
+        benchmark (`str`, defaults to `"world"`):
+            `world` (the offline world's train split) or `toolscale` (its tau2-style tasks).
+        families (`list[str]`):
+            World task families to train on (`frames`, `hle`, `tau2`); empty means all.
+        toolkit (`str`, defaults to `"paper"`):
+            Toolkit name or YAML path; both shapes work (free-form tools, or the paper's slot tools).
+        train_split / eval_split (`str`):
+            Task splits for training and for the periodic evaluations.
+        task_limit (`int` or `None`):
+            Train on the first N tasks (a stable shuffle) only.
+
+    Parameters of per-example randomisation (paper §3.3):
+
+        examples_per_task (`int`, defaults to `4`):
+            Randomised examples (tool subset, prices, preference pair) drawn per task.
+        tool_subset_min (`float`, defaults to `0.5`):
+            Each example keeps a random subset of at least this share of the toolkit's reward features
+            (tools, or slots of slot tools; every tool keeps at least one slot). `1.0` disables subsets.
+        pricing_providers (`list[str]`):
+            Provider price tables drawn per example; empty means every provider that prices the toolkit.
+        held_out_pricing (`str`, defaults to `"deepinfra"`):
+            Never drawn for training: reserved for unseen-pricing evaluation (paper Table 4).
+
+    Parameters of the rollouts and the reward:
+
+        max_turns (`int`, defaults to `50`):
+            Orchestrator turns per rollout (paper: 50).
+        turn_max_new_tokens (`int`, defaults to `512`):
+            Tokens the orchestrator may generate per turn (the total is not capped).
+        observation_chars (`int`, defaults to `6000`):
+            Tool output shown to the orchestrator is cut here (slot tools still hand their model
+            everything gathered); small values keep a tiny model's sequences short.
+        std_threshold (`float`, defaults to `0.1`):
+            Homogeneity filter: groups whose reward std is below it take no part in the update.
+        filter_format / filter_invalid (`bool`, default `True`):
+            Drop rollouts with a malformed tool call / without a valid final answer (paper §3.3).
+
+    Parameters of logging and evaluation:
+
+        db (`str` or `None`):
+            Store file (`--db`, else `$ORCHESTRA_DB`, else `./orchestra.duckdb`).
+        run_name (`str`):
+            Human name of the training run (TRL's own field), part of its run id.
+        lab_eval_steps (`int`, defaults to `0`):
+            Evaluate on `eval_split` every N optimizer steps (and after the last); 0 = only after the last.
+        lab_eval_limit (`int`, defaults to `24`):
+            Tasks per periodic evaluation.
+        lab_eval_preference (`str`, defaults to `"held-out"`):
+            Preference of the periodic evaluations (held-out (PI, P) pairs, paper Table 3).
+
+    Parameters of the warm start (`orchestra train sft`, also run first by `orchestra train` when set):
+
+        warm_start (`dict` or `None`):
+            `{orchestrators: [scripted:...], families: [...], limit: N, epochs: E, learning_rate: LR,
+            samples: S}`: SFT on the successful trajectories of these orchestrators on the train split.
+    """
+
+    model: str = field(default="tiny-qwen3", metadata={"help": "Model directory, `smollm2` or `tiny-qwen3`."})
+    tiny_model: dict = field(default_factory=lambda: {
+        "tokenizer": "world", "vocab_size": 4096, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "intermediate_size": 384,
+    }, metadata={"help": "Architecture of the locally built `tiny-qwen3`."})
+    benchmark: str = field(default="world", metadata={"help": "`world` or `toolscale`."})
+    families: list[str] = field(default_factory=list, metadata={"help": "World families to train on; empty = all."})
+    toolkit: str = field(default="paper", metadata={"help": "Toolkit name or YAML path."})
+    train_split: str = field(default="train", metadata={"help": "Split the training tasks come from."})
+    eval_split: str = field(default="test", metadata={"help": "Split of the periodic evaluations."})
+    task_limit: int | None = field(default=None, metadata={"help": "Train on the first N tasks only."})
+    examples_per_task: int = field(default=4, metadata={"help": "Randomised examples per task."})
+    tool_subset_min: float = field(default=0.5, metadata={"help": "Smallest share of features kept per example."})
+    pricing_providers: list[str] = field(default_factory=list, metadata={"help": "Provider tables drawn per example."})
+    held_out_pricing: str = field(default="deepinfra", metadata={"help": "Provider never drawn in training."})
+    max_turns: int = field(default=50, metadata={"help": "Orchestrator turns per rollout."})
+    turn_max_new_tokens: int = field(default=512, metadata={"help": "Generated tokens per turn."})
+    observation_chars: int = field(default=6000, metadata={"help": "Tool output shown to the orchestrator is cut here."})
+    std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
+    filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
+    filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
+    db: str | None = field(default=None, metadata={"help": "Store file."})
+    lab_eval_steps: int = field(default=0, metadata={"help": "Evaluate every N steps; 0 = after the last only."})
+    lab_eval_limit: int = field(default=24, metadata={"help": "Tasks per periodic evaluation."})
+    lab_eval_preference: str = field(default="held-out", metadata={"help": "Preference of periodic evaluations."})
+    warm_start: dict | None = field(default=None, metadata={"help": "SFT warm start on successful trajectories."})
+
+    def __post_init__(self) -> None:
+        import torch
+
+        if not torch.cuda.is_available():
+            self.use_cpu = True
+            self.bf16 = False  # bf16 matmuls are ~2x slower than fp32 on CPU
+        self.logging_steps = 1  # one train_metrics row per optimizer step
+        self.remove_unused_columns = False  # the rollout reads each example's task and randomisation
+        super().__post_init__()
+        problems = []
+        if self.loss_type not in ROW_EXCLUDING_LOSSES:
+            problems.append(f"loss_type {self.loss_type!r}: use one of {', '.join(ROW_EXCLUDING_LOSSES)}, whose normaliser "
+                            "counts only kept tokens (grpo / dr_grpo still count filtered rows in the denominator)")
+        if self.num_generations is None or self.num_generations < 2:
+            problems.append(f"num_generations {self.num_generations}: GRPO needs at least 2 rollouts per group")
+        if not 0 < self.tool_subset_min <= 1:
+            problems.append(f"tool_subset_min {self.tool_subset_min}: must be in (0, 1]")
+        if self.held_out_pricing in self.pricing_providers:
+            problems.append(f"pricing_providers lists {self.held_out_pricing!r}, the held-out pricing")
+        if self.max_turns < 1 or self.turn_max_new_tokens < 1 or self.examples_per_task < 1:
+            problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
+        if self.std_threshold < 0:
+            problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
+        if self.benchmark not in ("world", "toolscale"):
+            problems.append(f"benchmark {self.benchmark!r}: training runs on `world` or `toolscale` tasks")
+        if problems:
+            raise LabInputError(f"train config: {problems[0]}")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, **overrides: Any) -> "OrchestraGRPOConfig":
+        """Read a config file; unknown keys and bad values are one line naming the file and the key."""
+        raw = read_yaml(Path(path), "train config")
+        if not isinstance(raw, dict):
+            raise LabInputError(f"{path}: a train config is a mapping of field: value")
+        known = {f.name for f in fields(cls) if f.init}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise LabInputError(f"{path}: unknown field '{unknown[0]}' (see trainer/config.py for the fields)")
+        values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
+        try:
+            return cls(**values)
+        except LabInputError as exc:
+            raise LabInputError(f"{path}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise LabInputError(f"{path}: {str(exc).splitlines()[0]}") from None

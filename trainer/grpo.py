@@ -1,0 +1,224 @@
+"""`OrchestraGRPOTrainer`: TRL's GRPOTrainer whose rollouts are the lab's multi-turn rollouts.
+
+Where the lab plugs into TRL (trl 1.16), stage by stage:
+
+1. Generation: `rollout_func` runs `lab.rollout.run_rollout` (the engine evaluation uses, no second
+   loop) for every row of the rank's generation batch, concurrently, with a policy adapter on the live
+   model (`HFPolicy.live`). It returns the engine's token buffers as they were sampled: `prompt_ids`,
+   `completion_ids` (model turns and tool output concatenated), `logprobs`, and `env_mask` (1 = sampled
+   by the model, 0 = tool output and template), which TRL multiplies into the loss mask. Nothing is
+   re-rendered. No collective runs while rollouts are in flight; ranks may take different turn counts.
+2. Reward: the single reward function gathers the rows' features from every rank (all ranks call it
+   together, after generation) and scores whole groups with `trainer.scoring.score_rows`.
+3. Advantages: TRL's (R - mean) / (std + 1e-4) is replaced by the lab's Eq. 3 (sample std, groups
+   below `std_threshold` dropped), and filtered rows get an all-zero loss mask, with `num_items_in_batch`
+   recomputed, so under the row-excluding loss types they add nothing to the loss or its normaliser.
+4. Update: TRL's clipped surrogate (Eq. 4). When no row of an optimizer step was kept, the optimizer
+   does not step: a pre-step hook sets every gradient to None, so AdamW moves no weight (its moments
+   would otherwise keep moving them on a zero gradient).
+5. Logging: every rollout, with reward, advantage and filter reason, its steps and its token record
+   go to the store (`kind='train'` run); one `train_metrics` row per optimizer step (`trainer.metrics`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import time
+from typing import Any
+
+import torch
+from accelerate.utils import gather_object
+from trl import GRPOTrainer
+
+# `rollout_func` is marked experimental in trl 1.16; the lab pins trl's minor version and tests this path.
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+from lab.filters import format_consistent
+from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
+from lab.store import Store
+from trainer.config import OrchestraGRPOConfig
+from trainer.environment import TrainingEnvironment
+from trainer.examples import Example
+from trainer.metrics import rollout_metrics
+from trainer.scoring import GroupScores, RowFeatures, score_rows
+
+
+class OrchestraGRPOTrainer(GRPOTrainer):
+    """GRPO over the lab's rollouts; see the module docstring for what differs from TRL."""
+
+    def __init__(self, model: Any, args: OrchestraGRPOConfig, environment: TrainingEnvironment, store: Store,
+                 run_id: str, processing_class: Any, train_dataset: Any, callbacks: list | None = None) -> None:
+        self.environment = environment
+        self.store = store
+        self.run_id = run_id
+        self._rows: list[Example] = []
+        self._results: list[RolloutResult] = []
+        self._scores: GroupScores | None = None
+        self._kept_tokens = 0
+        #: whether the last optimizer step was skipped because no row of it was kept
+        self.last_step_skipped = False
+        #: rollout-side metrics of the latest generation batch, read by the metrics callback
+        self.generation_metrics: dict[str, float] = {}
+        super().__init__(model=model, reward_funcs=[self.lab_reward], args=args, train_dataset=train_dataset,
+                         processing_class=processing_class, rollout_func=self.rollout, callbacks=callbacks)
+
+    # -- 1. generation -------------------------------------------------------------------------------
+
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        self._rows = [Example.from_row(x) for x in inputs]
+        output = super()._generate_and_score_completions(inputs)
+        started = time.perf_counter()
+        scores = self._scores
+        assert scores is not None, "the lab reward function did not run"
+        local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
+        device = output["advantages"].device
+        output["advantages"] = torch.tensor(scores.advantages[local], dtype=torch.float32, device=device)
+        keep = torch.tensor(scores.keep[local], dtype=output["tool_mask"].dtype, device=device)
+        output["tool_mask"] = output["tool_mask"] * keep.unsqueeze(1)
+        output["num_items_in_batch"] = self.accelerator.gather((output["completion_mask"] * output["tool_mask"]).sum()).sum()
+        self._log_rollouts(scores, local)
+        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        return output
+
+    def rollout(self, prompts: list[Any], trainer: Any = None) -> dict[str, list]:
+        """TRL's `rollout_func`: the lab engine on every row of this rank's generation batch."""
+        started = time.perf_counter()
+        rows = self._rows
+        step = self.state.global_step + 1
+        task_ids = gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1 else [r.task_id for r in rows]
+        offset = self.accelerator.process_index * len(rows)
+        sample_idx = [task_ids[: offset + i].count(r.task_id) for i, r in enumerate(rows)]  # unique per (task, step)
+        model = self.accelerator.unwrap_model(self.model)
+        was_training = model.training
+        model.eval()  # no dropout while sampling; the KV cache is on
+        try:
+            results = asyncio.run(self._run_all(rows, sample_idx, step, model))
+        finally:
+            model.train(was_training)
+        self._results = results
+        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "lab_features": []}
+        eot = self.processing_class.eos_token_id
+        for row, result in zip(rows, results):
+            tokens = result.tokens
+            if tokens is None or not tokens.completion_ids:  # the policy failed before sampling: filtered below
+                out["prompt_ids"].append((tokens.prompt_ids if tokens else None) or [eot])
+                out["completion_ids"].append([eot])
+                out["logprobs"].append([0.0])
+                out["env_mask"].append([0])
+            else:
+                out["prompt_ids"].append(tokens.prompt_ids)
+                out["completion_ids"].append(tokens.completion_ids)
+                out["logprobs"].append(tokens.logprobs)
+                out["env_mask"].append(tokens.mask)
+            preference = [dict(row.preference)[name] for name in [*self.environment.features, "outcome", "compute", "latency"]]
+            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, preference,
+                                                      format_consistent(result.trajectory, result.steps)))
+        generated = sum(sum(m) for m in out["env_mask"])
+        self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
+        return out
+
+    def rollout_policy(self, model: Any) -> Any:
+        """The generation backend's policy adapter, one token buffer for all: transformers on the live model
+        (CPU and small GPU runs), or a vLLM server / colocated vLLM (`use_vllm`, `vllm_mode`)."""
+        from lab.policies.hf_policy import HFPolicy
+
+        args: OrchestraGRPOConfig = self.args
+        sampler = None
+        if args.use_vllm:
+            from trainer.vllm_samplers import VLLMColocateSampler, VLLMServerSampler
+
+            if args.vllm_mode == "colocate":
+                sampler = VLLMColocateSampler(self.vllm_generation.llm)
+            else:
+                sampler = VLLMServerSampler(self._generation_client())
+        return HFPolicy.live(model, self.processing_class, name=f"hf:{self.run_id}", sampler=sampler,
+                             max_new_tokens=args.turn_max_new_tokens, temperature=args.temperature, top_p=args.top_p)
+
+    def _generation_client(self) -> Any:
+        """This rank's HTTP client of the vLLM server (TRL builds one on the main process only, for weights)."""
+        client = getattr(self.vllm_generation, "vllm_client", None)
+        if client is None:
+            from trl.generation.vllm_client import VLLMClient
+
+            args: OrchestraGRPOConfig = self.args
+            base_url = args.vllm_server_base_url or f"http://{args.vllm_server_host}:{args.vllm_server_port}"
+            client = self.vllm_generation.vllm_client = VLLMClient(base_url=base_url, connection_timeout=args.vllm_server_timeout)
+        return client
+
+    async def _run_all(self, rows: list[Example], sample_idx: list[int], step: int, model: Any) -> list[RolloutResult]:
+        args: OrchestraGRPOConfig = self.args
+        policy = self.rollout_policy(model)
+        config = RolloutConfig(max_turns=args.max_turns, observation_chars=args.observation_chars)
+
+        async def one(row: Example, index: int) -> RolloutResult:
+            seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4], "big")
+            request = RolloutRequest(
+                run_id=self.run_id, task=self.environment.task(row.task_id), sample_idx=index, train_step=step,
+                group_id=f"{step}:{row.example_id}", preference=dict(row.preference), preference_instruction=row.instruction,
+                seed=seed, benchmark=self.environment.source.benchmark,
+            )
+            return await run_rollout(policy, self.environment.tools_for(row), request, self.environment.source.grader, config)
+
+        return list(await asyncio.gather(*(one(row, index) for row, index in zip(rows, sample_idx))))
+
+    # -- 2. reward -----------------------------------------------------------------------------------
+
+    def lab_reward(self, prompts: list[Any], completions: list[Any], lab_features: list[RowFeatures], **_: Any) -> list[float]:
+        """Eq. 2 over whole groups (gathered from every rank); rows the filters dropped get 0 (and no gradient:
+        `_generate_and_score_completions` zeroes their loss mask whatever TRL makes of this value)."""
+        rows = gather_object(list(lab_features)) if self.accelerator.num_processes > 1 else list(lab_features)
+        args: OrchestraGRPOConfig = self.args
+        self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format, args.filter_invalid)
+        local = slice(self.accelerator.process_index * len(lab_features), (self.accelerator.process_index + 1) * len(lab_features))
+        return [float(r) for r in self._scores.rewards[local]]
+
+    # -- 4. update -----------------------------------------------------------------------------------
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+        mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
+        self._kept_tokens += int(mask.sum())
+        return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+
+    def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
+        optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()
+        optimizer.register_step_pre_hook(self._skip_if_nothing_kept)
+        return optimizer
+
+    def _skip_if_nothing_kept(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        kept = torch.tensor(float(self._kept_tokens), device=self.accelerator.device)
+        if self.accelerator.num_processes > 1:
+            kept = self.accelerator.reduce(kept, reduction="sum")
+        self._kept_tokens = 0
+        self.last_step_skipped = float(kept) == 0.0
+        if self.last_step_skipped:
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    param.grad = None
+
+    # -- 5. logging ----------------------------------------------------------------------------------
+
+    def _log_rollouts(self, scores: GroupScores, local: slice) -> None:
+        """Write this rank's rollouts with their reward, advantage and filter reason; note the metrics."""
+        items = []
+        for i, result in zip(range(local.start, local.stop), self._results):
+            trajectory = result.trajectory.model_copy(update={
+                "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]), "filter_reason": scores.reasons[i],
+            })
+            items.append((trajectory, result.steps, result.token_record()))
+        self.store.write_trajectories(items)
+        trajectories = [r.trajectory for r in self._results]
+        all_rows = gather_object([t.model_dump(mode="json") for t in trajectories]) if self.accelerator.num_processes > 1 \
+            else [t.model_dump(mode="json") for t in trajectories]
+        generated = self.generation_metrics.get("tokens/generated", 0.0)
+        if self.accelerator.num_processes > 1:
+            generated = float(self.accelerator.reduce(torch.tensor(generated, device=self.accelerator.device), reduction="sum"))
+        self.generation_metrics.update(rollout_metrics(
+            tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features} for t in all_rows],
+            outcomes=[t["outcome"] for t in all_rows], costs=[t["cost_usd"] for t in all_rows],
+            latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows], reasons=scores.reasons,
+            rewards=list(scores.rewards), passed=list(scores.passed), features=self.environment.features,
+            generated_tokens=int(generated),
+        ))

@@ -1,0 +1,75 @@
+"""Scoring one generation batch: Eq. 2 rewards per group, Eq. 3 advantages, and the three filters.
+
+A thin adapter over `lab.reward.rescore` (nothing is reimplemented): rows are gathered from every
+rank first, because Eq. 2 normalises within a whole group and a group may span ranks. Filters, in the
+order they are checked (paper §3.3):
+
+- `format`: a malformed tool call (`lab.filters.format_consistent`);
+- `invalid`: no valid final answer (`lab.filters.has_valid_output`);
+- `homogeneous`: the row's group reward std (over rows passing the first two) is below the threshold.
+
+Rows failing `format` or `invalid` take no part in their group's min-max or std, and get R = 0, A = 0;
+homogeneous rows keep their R and get A = 0. No filtered row carries gradient (the trainer zeroes its
+loss mask). Each group uses its example's P over the toolkit's full feature list: features outside the
+example's tool subset are 0 for every row, a constant column, which Eq. 2 maps to 0.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from lab.filters import has_valid_output
+from lab.records import TrajectoryRecord
+from lab.reward import STD_THRESHOLD, rescore
+
+
+@dataclass(frozen=True)
+class RowFeatures:
+    """What the reward needs of one rollout (small, so it crosses ranks cheaply)."""
+
+    group_id: str
+    tool_counts: dict[str, int]
+    outcome: float
+    cost_usd: float
+    latency_s: float
+    format_ok: bool
+    valid_output: bool
+    preference: tuple[float, ...]   # P over `features + (outcome, compute, latency)`
+
+    @classmethod
+    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: list[float], format_ok: bool) -> "RowFeatures":
+        counts = {k: v for k, v in json.loads(trajectory.tool_counts_json).items() if k in features}
+        return cls(group_id=trajectory.group_id, tool_counts=counts, outcome=float(trajectory.outcome),
+                   cost_usd=trajectory.cost_usd, latency_s=trajectory.latency_s, format_ok=format_ok,
+                   valid_output=has_valid_output(trajectory), preference=tuple(preference))
+
+
+@dataclass(frozen=True)
+class GroupScores:
+    rewards: np.ndarray       # (B,) Eq. 2
+    advantages: np.ndarray    # (B,) Eq. 3, 0 where filtered
+    keep: np.ndarray          # (B,) bool: the row carries gradient
+    reasons: list[str | None]  # filter reason per row, None when kept
+    passed: np.ndarray        # (B,) bool: passed the format and invalid-output filters
+
+
+def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: float = STD_THRESHOLD,
+               filter_format: bool = True, filter_invalid: bool = True) -> GroupScores:
+    """Rewards, advantages, keep mask and filter reasons of a whole generation batch."""
+    fails_format = np.array([filter_format and not r.format_ok for r in rows], dtype=bool)
+    fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
+    passed = ~(fails_format | fails_invalid)
+    # an outcome without a valid answer is 0 by construction; kept only when that filter is off
+    R, A, keep = rescore(
+        [r.tool_counts for r in rows], [r.outcome for r in rows], [r.cost_usd for r in rows],
+        [r.latency_s for r in rows], features, np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1),
+        [r.group_id for r in rows], std_threshold, passed=passed,
+    )
+    reasons: list[str | None] = []
+    for i in range(len(rows)):
+        reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i] else None if keep[i] else "homogeneous")
+    return GroupScores(rewards=R, advantages=A, keep=keep, reasons=reasons, passed=passed)
+

@@ -1,0 +1,137 @@
+"""`run_training`: everything `orchestra train --config FILE` does, in order.
+
+1. Build the environment (tasks, grader, toolkits per provider) and the randomised examples.
+2. Resolve the model (building `tiny-qwen3` if needed); with `warm_start`, SFT it first (reused later).
+3. Record a `kind='train'` run, whose id is a hash of the config (so `--resume` finds it again).
+4. GRPO through `OrchestraGRPOTrainer`, checkpointing into `output_dir`; `--resume` continues from the
+   last checkpoint, rewriting the rollouts and metrics of the steps it repeats.
+5. Evaluate the live policy on the test split every `lab_eval_steps` and after the last step, and save
+   the final model to `output_dir` (evaluate it later with `orchestra eval --orchestrator hf:<output_dir>`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from lab.errors import LabInputError
+from lab.eval.config import EvalConfig
+from lab.records import RunRecord, utcnow
+from lab.store import Store
+from trainer.config import OrchestraGRPOConfig
+from trainer.environment import TrainingEnvironment
+
+#: Config fields that do not change what is trained: changing them continues the same run.
+_NOT_IDENTITY = {"max_steps", "output_dir", "logging_dir", "report_to", "db", "lab_eval_steps", "lab_eval_limit",
+                 "save_steps", "save_total_limit", "resume_from_checkpoint", "disable_tqdm"}
+
+
+@dataclass
+class TrainSummary:
+    run_id: str
+    model_dir: Path
+    start_model: Path
+    steps: int
+    eval_run_ids: list[str]
+    trainer: Any  # the OrchestraGRPOTrainer, for callers that inspect it (tests, notebooks)
+
+
+def train_run_id(config: OrchestraGRPOConfig) -> str:
+    identity = {k: v for k, v in config.to_dict().items() if k not in _NOT_IDENTITY}
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"{config.run_name or 'train'}-{digest}"
+
+
+def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, resume: bool = False) -> TrainSummary:
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trainer.callbacks import EvalCallback, MetricsCallback
+    from trainer.grpo import OrchestraGRPOTrainer
+    from trainer.models import resolve_model
+    from trainer.sft import train_sft
+
+    environment = TrainingEnvironment(config)
+    examples = environment.examples()
+    console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
+                  f"G = {config.num_generations}, toolkit {config.toolkit}")
+    source = train_sft(config, store, list(environment.tasks), console) if config.warm_start else \
+        resolve_model(config.model, config.tiny_model, config.seed)
+    run_id = train_run_id(config)
+    checkpoint = _last_checkpoint(Path(config.output_dir)) if resume else None
+    if resume and checkpoint is None:
+        raise LabInputError(f"--resume: no checkpoint in {config.output_dir}; run without --resume first")
+    store.write_run(RunRecord(
+        run_id=run_id, kind="train", name=config.run_name or "", benchmark=environment.source.benchmark,
+        orchestrator=f"hf:{config.output_dir}", config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
+        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=_git_sha(), started_at=utcnow(),
+    ))
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    model = AutoModelForCausalLM.from_pretrained(source)
+    metrics = MetricsCallback(store, run_id, console, config.max_steps if config.max_steps > 0 else 0)
+    eval_ids: list[str] = []
+    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m, tokenizer, run_id, step)),
+                            config.lab_eval_steps)
+    trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
+                                   processing_class=tokenizer, train_dataset=Dataset.from_list([e.row() for e in examples]),
+                                   callbacks=[metrics, evaluate])
+    metrics.trainer = trainer
+    status = "failed"
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        trainer.save_model(config.output_dir)
+        tokenizer.save_pretrained(config.output_dir)
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        store.finish_run(run_id, status)
+    return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source), steps=trainer.state.global_step, eval_run_ids=eval_ids,
+                        trainer=trainer)
+
+
+def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, model: Any, tokenizer: Any,
+                  run_id: str, step: int) -> list[str]:
+    """Greedy evaluation of the model as it is at `step` on the eval split, under held-out preferences."""
+    from lab.eval.harness import run_eval
+    from lab.policies.hf_policy import HFPolicy
+
+    environment = TrainingEnvironment(config, split=config.eval_split)
+    task_ids = list(environment.tasks)[: config.lab_eval_limit]
+    name = f"hf:{run_id}@step{step}"
+    eval_config = EvalConfig.build(
+        benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
+        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], max_new_tokens=config.turn_max_new_tokens,
+        observation_chars=config.observation_chars, seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
+    )
+    was_training = model.training
+    model.eval()
+    try:
+        policy = HFPolicy.live(model, tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens)
+        summaries = run_eval(eval_config, store, console, policy=policy)
+    finally:
+        model.train(was_training)
+    for summary in summaries:
+        console.print(f"eval at step {step}: accuracy {summary.accuracy or 0:.3f}, "
+                      f"${summary.cost_usd / max(summary.trajectories, 1):.4f} per task ({summary.run_id})")
+    return [s.run_id for s in summaries]
+
+
+def _last_checkpoint(folder: Path) -> Path | None:
+    checkpoints = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
+    return checkpoints[-1] if checkpoints else None
+
+
+def _git_sha() -> str:
+    try:
+        here = Path(__file__).resolve().parent
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
