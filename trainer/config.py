@@ -38,7 +38,7 @@ class OrchestraGRPOConfig(GRPOConfig):
 
         model (`str`, defaults to `"tiny-qwen3"`):
             A model directory, `smollm2` (the offline SmolLM2-135M-Instruct), or `tiny-qwen3`: a small
-            Qwen3-architecture model built locally from `tiny_model` with SmolLM2's tokenizer.
+            Qwen3-architecture model built locally from `tiny_model` (see `trainer/models.py`).
         tiny_model (`dict`):
             `tiny-qwen3`: its tokenizer (`world`: a BPE of `vocab_size` tokens trained on the offline
             world, or `smollm2`) and Qwen3Config fields (hidden_size, num_hidden_layers, ...).
@@ -74,6 +74,10 @@ class OrchestraGRPOConfig(GRPOConfig):
         observation_chars (`int`, defaults to `6000`):
             Tool output shown to the orchestrator is cut here (slot tools still hand their model
             everything gathered); small values keep a tiny model's sequences short.
+        orchestrator_latency_per_token_s (`float` or `None`, defaults to `None`):
+            The orchestrator's own latency in a rollout: its wall time (None), or generated tokens x this.
+            Wall time depends on machine load and on which rollouts share a decoding batch, so in Eq. 2's
+            latency column it is noise; a modelled value keeps the reward about the orchestrator's choices.
         std_threshold (`float`, defaults to `0.1`):
             Homogeneity filter: groups whose reward std is below it take no part in the update.
         filter_format / filter_invalid (`bool`, default `True`):
@@ -95,8 +99,9 @@ class OrchestraGRPOConfig(GRPOConfig):
     Parameters of the warm start (`orchestra train sft`, also run first by `orchestra train` when set):
 
         warm_start (`dict` or `None`):
-            `{orchestrators: [scripted:...], families: [...], limit: N, epochs: E, learning_rate: LR,
-            samples: S}`: SFT on the successful trajectories of these orchestrators on the train split.
+            `{orchestrators: [scripted:...], preferences: [P or null], limit: N, epochs: E, learning_rate: LR,
+            batch_size: B, max_length: L}`: SFT on the solved trajectories of these orchestrators, run on the
+            first N training tasks (see `trainer/sft.py`).
     """
 
     model: str = field(default="tiny-qwen3", metadata={"help": "Model directory, `smollm2` or `tiny-qwen3`."})
@@ -117,6 +122,8 @@ class OrchestraGRPOConfig(GRPOConfig):
     max_turns: int = field(default=50, metadata={"help": "Orchestrator turns per rollout."})
     turn_max_new_tokens: int = field(default=512, metadata={"help": "Generated tokens per turn."})
     observation_chars: int = field(default=6000, metadata={"help": "Tool output shown to the orchestrator is cut here."})
+    orchestrator_latency_per_token_s: float | None = field(
+        default=None, metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 from accelerate.utils import gather_object
 from trl import GRPOTrainer
+from trl.models import unwrap_model_for_generation
 
 # `rollout_func` is marked experimental in trl 1.16; the lab pins trl's minor version and tests this path.
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -91,13 +92,17 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         task_ids = gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1 else [r.task_id for r in rows]
         offset = self.accelerator.process_index * len(rows)
         sample_idx = [task_ids[: offset + i].count(r.task_id) for i, r in enumerate(rows)]  # unique per (task, step)
-        model = self.accelerator.unwrap_model(self.model)
-        was_training = model.training
-        model.eval()  # no dropout while sampling; the KV cache is on
-        try:
-            results = asyncio.run(self._run_all(rows, sample_idx, step, model))
-        finally:
-            model.train(was_training)
+        # ZeRO-3 shards the weights: gather them for the whole rollout, so no forward pass is a collective
+        # (ranks take different numbers of turns). Without DeepSpeed this just unwraps the model.
+        with unwrap_model_for_generation(self.model_wrapped, self.accelerator,
+                                         gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                                         gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as model:
+            was_training = model.training
+            model.eval()  # no dropout while sampling; the KV cache is on
+            try:
+                results = asyncio.run(self._run_all(rows, sample_idx, step, model))
+            finally:
+                model.train(was_training)
         self._results = results
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "lab_features": []}
         eot = self.processing_class.eos_token_id
@@ -135,7 +140,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             else:
                 sampler = VLLMServerSampler(self._generation_client())
         return HFPolicy.live(model, self.processing_class, name=f"hf:{self.run_id}", sampler=sampler,
-                             max_new_tokens=args.turn_max_new_tokens, temperature=args.temperature, top_p=args.top_p)
+                             max_new_tokens=args.turn_max_new_tokens, temperature=args.temperature, top_p=args.top_p,
+                             latency_per_token_s=args.orchestrator_latency_per_token_s)
 
     def _generation_client(self) -> Any:
         """This rank's HTTP client of the vLLM server (TRL builds one on the main process only, for weights)."""

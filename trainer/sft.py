@@ -99,9 +99,14 @@ def _turn_messages(steps: Any, observation_chars: int) -> list[dict[str, str]]:
     return messages
 
 
+def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
+    """Where the warm-start model of a config is saved: `output_dir/warm-start`."""
+    return Path(config.output_dir) / "warm-start"
+
+
 def train_sft(config: OrchestraGRPOConfig, store: Store, task_ids: list[str], console: Console) -> Path:
     """Warm-start the config's model; returns the folder of the fine-tuned model (reused when present)."""
-    target = Path(config.output_dir) / "warm-start"
+    target = warm_start_dir(config)
     if (target / "config.json").is_file():
         console.print(f"warm start: reusing {target}")
         return target

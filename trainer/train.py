@@ -55,14 +55,22 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from trainer.callbacks import EvalCallback, MetricsCallback
     from trainer.grpo import OrchestraGRPOTrainer
     from trainer.models import resolve_model
-    from trainer.sft import train_sft
+    from trainer.sft import train_sft, warm_start_dir
 
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
                   f"G = {config.num_generations}, toolkit {config.toolkit}")
-    source = train_sft(config, store, list(environment.tasks), console) if config.warm_start else \
-        resolve_model(config.model, config.tiny_model, config.seed)
+    from accelerate import PartialState
+
+    state = PartialState()
+    warm = warm_start_dir(config)
+    if config.warm_start and state.num_processes > 1 and not (warm / "config.json").is_file():
+        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is missing); "
+                            "an SFT inside a multi-process launch would wait on ranks that are not training it")
+    with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
+        source = train_sft(config, store, list(environment.tasks), console) if config.warm_start else \
+            resolve_model(config.model, config.tiny_model, config.seed)
     run_id = train_run_id(config)
     checkpoint = _last_checkpoint(Path(config.output_dir)) if resume else None
     if resume and checkpoint is None:
@@ -109,12 +117,14 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
     eval_config = EvalConfig.build(
         benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
         preferences=[config.lab_eval_preference], max_turns=[config.max_turns], max_new_tokens=config.turn_max_new_tokens,
-        observation_chars=config.observation_chars, seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
+        observation_chars=config.observation_chars, orchestrator_latency_per_token_s=config.orchestrator_latency_per_token_s,
+        seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
     )
     was_training = model.training
     model.eval()
     try:
-        policy = HFPolicy.live(model, tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens)
+        policy = HFPolicy.live(model, tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens,
+                               latency_per_token_s=config.orchestrator_latency_per_token_s)
         summaries = run_eval(eval_config, store, console, policy=policy)
     finally:
         model.train(was_training)

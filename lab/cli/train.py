@@ -14,7 +14,7 @@ train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool r
                         invoke_without_command=True, no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
-ConfigOption = typer.Option(..., "--config", exists=False, help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py).")
+ConfigOption = typer.Option(..., "--config", help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py).")
 MaxStepsOption = typer.Option(None, "--max-steps", min=1, help="Stop after N optimizer steps (overrides the config).")
 
 
@@ -60,3 +60,16 @@ def sft(
     loaded, store = _load(config, None, db)
     folder = train_sft(loaded, store, list(TrainingEnvironment(loaded).tasks), console)
     console.print(f"warm-start model in {folder}")
+
+
+@train_app.command("evidence")
+def evidence(
+    config: Path = ConfigOption,
+    db: str | None = DbOption,
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N eval tasks (default: all of the config's families)."),
+) -> None:
+    """Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs an accuracy-only instruction."""
+    from trainer.evidence import gather_evidence, print_evidence
+
+    loaded, store = _load(config, None, db)
+    print_evidence(gather_evidence(loaded, store, console, limit), console)

@@ -11,6 +11,9 @@ from lab.errors import LabInputError, first_error
 
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
+#: Fields added after the first runs were stored; see `EvalConfig.run_id`.
+_LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step")
+
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
 
@@ -42,6 +45,8 @@ class EvalConfig(BaseModel):
         None, ge=1, description="Orchestrator tokens per turn (openai: max_tokens); None keeps the policy's default.",
     )
     observation_chars: int = Field(6000, ge=100, description="Tool output shown to the orchestrator is cut here.")
+    orchestrator_latency_per_token_s: float | None = Field(
+        None, gt=0, description="hf: report generated tokens x this as the orchestrator's latency, not its wall time.")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -86,6 +91,9 @@ class EvalConfig(BaseModel):
         """Stable id: the same command (same tasks, tools, policy, sampling, instruction, seed) resumes the
         same run; an edited toolkit file (`toolkit_json`, the loaded toolkit) starts a new one."""
         identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
+        for name in _LATER_FIELDS:  # fields added after runs were logged: at their default they keep old ids
+            if identity[name] == type(self).model_fields[name].default:
+                del identity[name]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"

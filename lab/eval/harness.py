@@ -82,7 +82,8 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     tools = build_tools(toolkit)
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
-                         temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens)
+                         temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
+                         latency_per_token_s=config.orchestrator_latency_per_token_s)
     store.write_tasks([task_record for task_record in source.records])
     summaries = []
     budget = _Budget(config.budget_usd)

@@ -20,6 +20,7 @@ def make_policy(
     spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None,
     task_tools: Callable[[Any], dict[str, Tool]] | None = None,
     temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
+    latency_per_token_s: float | None = None,
 ) -> Policy:
     """Build the orchestrator named by `spec` (the `--orchestrator` flag).
 
@@ -48,5 +49,5 @@ def make_policy(
         from lab.policies.hf_policy import HFPolicy
 
         tokens = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
-        return HFPolicy.from_spec(spec, **sampling, **tokens)
+        return HFPolicy.from_spec(spec, **sampling, **tokens, latency_per_token_s=latency_per_token_s)
     raise LabInputError(f"--orchestrator '{spec}': expected one of {', '.join(policy_names())}")

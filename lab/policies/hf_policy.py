@@ -62,10 +62,12 @@ class HFPolicy:
         temperature: 0 = greedy (`--temperature`); > 0 samples, seeded per (rollout seed, turn).
         top_p: nucleus mass kept when sampling (`--top-p`); 1 keeps the whole distribution.
         device: `cpu`, `cuda` or None (CUDA when available).
+        latency_per_token_s: None reports each turn's wall time as its latency; a number reports
+            generated tokens x this instead (a modelled, load-independent latency; see `_latency`).
     """
 
     def __init__(self, path: str, max_new_tokens: int = 512, temperature: float = 0.0, top_p: float = 1.0,
-                 device: str | None = None) -> None:
+                 device: str | None = None, latency_per_token_s: float | None = None) -> None:
         if max_new_tokens < 1:
             raise LabInputError(f"--max-new-tokens must be at least 1 (got {max_new_tokens})")
         if temperature < 0:
@@ -78,6 +80,7 @@ class HFPolicy:
         self.temperature = temperature
         self.top_p = top_p
         self.device = device
+        self.latency_per_token_s = latency_per_token_s
         self._loaded: Any = None  # set by `live`; else loaded (and cached per process) on first session
         self._sampler: Any = None  # set by `live`; else the model's batched sampler
 
@@ -223,10 +226,19 @@ class _HFSession:
         self._contents.append(text)
         self._n_messages = len(messages)
         return PolicyOutput(text=text, input_tokens=len(context), output_tokens=len(sampled),
-                            latency_s=time.monotonic() - started)
+                            latency_s=self._latency(len(sampled), time.monotonic() - started))
 
     def token_trajectory(self) -> TokenTrajectory:
         return self.tokens
+
+    def _latency(self, generated: int, wall_s: float) -> float:
+        """The turn's latency: wall time, or with `latency_per_token_s` a modelled decode time.
+
+        Why model it: a local model's wall time depends on the machine's load and, with batched
+        decoding, on which other rollouts share the batch; in a reward (Eq. 2's latency column) or a
+        comparison of two checkpoints that is noise, not a property of the orchestrator's choices."""
+        per_token = self.policy.latency_per_token_s
+        return wall_s if per_token is None else generated * per_token
 
     # -- stages ---------------------------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from lab.reward import feature_matrix, preference_score
+from lab.errors import LabInputError
+from lab.reward import feature_matrix, preference_rewards, preference_score
 
 #: Bootstrap / permutation draws (enough for a stable 95% interval and p-values down to ~5e-4).
 N_RESAMPLES = 2000
@@ -280,6 +281,49 @@ def preference_scores(trajs: pd.DataFrame, run_ids: Sequence[str], tools: Sequen
     scores = preference_score(M, P, list(rows.run_id), list(rows.task_id))
     counts = rows.run_id.value_counts()
     return pd.DataFrame([[r, scores.get(r, np.nan), len(tasks), int(counts.get(r, 0))] for r in run_ids], columns=columns)
+
+
+def paired_preference_scores(trajs: pd.DataFrame, run_a: str, run_b: str, tools: Sequence[str],
+                             n_resamples: int = N_RESAMPLES, seed: int = 0, level: float = 0.95) -> dict[str, float]:
+    """Preference score of two runs on their shared tasks, each trajectory under its own logged P (e.g. the
+    held-out pair its task was shown), with a paired bootstrap over tasks of the difference A - B.
+
+    Per task, both runs' trajectories are normalised together (Eq. 2 with the task as the group, as in
+    `preference_scores`); a run's task score is the mean reward of its trajectories on that task."""
+    tasks = shared_tasks(trajs, [run_a, run_b])
+    rows = trajs[trajs.run_id.isin([run_a, run_b]) & trajs.task_id.isin(tasks)]
+    if rows.empty:
+        raise LabInputError(f"runs {run_a} and {run_b} share no task")
+    names = [*tools, "outcome", "compute", "latency"]
+    P = np.array([[json.loads(p).get(n, 0.0) for n in names] for p in rows.preference_json], dtype=float)   # (B, n + 3)
+    M = feature_matrix([{k: v for k, v in _json_counts(c).items() if k in tools} for c in rows.tool_counts_json],
+                       rows.outcome.to_numpy(float), rows.cost_usd.to_numpy(float), rows.latency_s.to_numpy(float), list(tools))
+    rewards = preference_rewards(M, P, list(rows.task_id))
+    per_task = pd.DataFrame({"run_id": rows.run_id.to_numpy(), "task_id": rows.task_id.to_numpy(), "r": rewards}) \
+        .groupby(["task_id", "run_id"]).r.mean().unstack()                                                   # (T, 2)
+    d = (per_task[run_a] - per_task[run_b]).to_numpy(float)
+    lo, hi = np.quantile(bootstrap_means(d, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
+    return {"score_a": float(per_task[run_a].mean()), "score_b": float(per_task[run_b].mean()), "diff": float(d.mean()),
+            "ci_low": float(lo), "ci_high": float(hi), "n_tasks": len(d)}
+
+
+def paired_cost_saving(trajs: pd.DataFrame, run_a: str, run_b: str, n_resamples: int = N_RESAMPLES, seed: int = 0,
+                       level: float = 0.95) -> dict[str, float]:
+    """How much less run A spends per task than run B on their shared tasks: saving = 1 - cost_A / cost_B
+    (total over tasks), with a paired bootstrap over tasks."""
+    tasks = shared_tasks(trajs, [run_a, run_b])
+    rows = trajs[trajs.run_id.isin([run_a, run_b]) & trajs.task_id.isin(tasks)]
+    if rows.empty:
+        raise LabInputError(f"runs {run_a} and {run_b} share no task")
+    cost = rows.groupby(["task_id", "run_id"]).cost_usd.mean().unstack()                                        # (T, 2)
+    a, b = cost[run_a].to_numpy(float), cost[run_b].to_numpy(float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(a), size=(n_resamples, len(a)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        savings = 1 - a[picks].sum(axis=1) / b[picks].sum(axis=1)
+    lo, hi = np.nanquantile(savings, [(1 - level) / 2, (1 + level) / 2])
+    return {"cost_a": float(a.mean()), "cost_b": float(b.mean()), "saving": float(1 - a.sum() / b.sum()) if b.sum() else float("nan"),
+            "ci_low": float(lo), "ci_high": float(hi), "n_tasks": len(a)}
 
 
 def _json_counts(text: str) -> dict[str, int]:

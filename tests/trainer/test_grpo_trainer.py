@@ -198,3 +198,35 @@ def test_a_step_with_every_row_filtered_does_not_move_the_weights(tmp_path):
         assert torch.equal(a, b)
     metrics = queries.train_metrics_df(store, summary.run_id)
     assert metrics["update/skipped"].tolist() == [1.0] and metrics["filtered/all"].tolist() == [1.0]
+
+
+FREE_FORM = """name: free-form-test
+tools:
+  - {name: "sim:gpt-5", backend: {kind: sim, profile: gpt-5}}
+  - {name: "sim:gpt-5-mini", backend: {kind: sim, profile: gpt-5-mini}}
+  - {name: "sim:qwen3-32b", backend: {kind: sim, profile: qwen3-32b}}
+"""
+FREE_FORM_SCRIPTS = {
+    0: ['<tool_call>{"name": "sim:gpt-5", "arguments": {"prompt": "Answer the question."}}</tool_call>', "<answer>Heveth</answer>"],
+    1: ['<tool_call>{"name": "sim:qwen3-32b", "arguments": {"prompt": "Answer the question."}}</tool_call>', "<answer>1/8</answer>"],
+    2: ["<answer>42</answer>"],
+    3: ['<tool_call>{"name": "sim:gpt-5-mini", "arguments": {"prompt": "Answer."}}</tool_call>', "<answer>2326</answer>"],
+}
+
+
+def test_free_form_toolkits_train_too(tmp_path):
+    """The other toolkit shape: free-form model tools are the reward features, counted per tool."""
+    toolkit = tmp_path / "free-form.yaml"
+    toolkit.write_text(FREE_FORM)
+    store = Store(tmp_path / "store.duckdb")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(FREE_FORM_SCRIPTS))
+        summary = run_training(config(tmp_path, toolkit=str(toolkit), tool_subset_min=0.6, max_steps=1, lab_eval_limit=1),
+                               store, Console(quiet=True))
+    trajs = queries.trajectories_df(store, [summary.run_id])
+    counted = set().union(*(json.loads(c) for c in trajs.tool_counts_json))
+    assert counted and counted <= {"sim:gpt-5", "sim:gpt-5-mini", "sim:qwen3-32b"}
+    prefs = [json.loads(p) for p in trajs.preference_json]
+    assert all(list(p)[:3] == ["sim:gpt-5", "sim:gpt-5-mini", "sim:qwen3-32b"] for p in prefs)
+    metrics = queries.train_metrics_df(store, summary.run_id)
+    assert {"tools/share/sim:gpt-5", "tools/share/sim:qwen3-32b"} <= set(metrics.columns)
