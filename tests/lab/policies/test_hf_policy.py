@@ -294,10 +294,19 @@ def test_greedy_ignores_the_seed_and_sampling_is_seeded_per_rollout(model_dir):
 def test_options_have_the_cli_names_and_are_checked():
     params = inspect.signature(HFPolicy).parameters
     assert {n: p.default for n, p in params.items()} == {
-        "path": inspect.Parameter.empty, "max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "device": None}
+        "path": inspect.Parameter.empty, "max_new_tokens": 512, "temperature": 0.0, "top_p": 1.0, "device": None,
+        "latency_per_token_s": None}
     policy = HFPolicy.from_spec("hf:/m", temperature=0.7, top_p=0.9, max_new_tokens=64)
     assert (policy.path, policy.temperature, policy.top_p, policy.max_new_tokens) == ("/m", 0.7, 0.9, 64)
     for options, flag in [({"temperature": -1}, "--temperature"), ({"top_p": 0}, "--top-p"),
-                          ({"top_p": 1.5}, "--top-p"), ({"max_new_tokens": 0}, "--max-new-tokens")]:
+                          ({"top_p": 1.5}, "--top-p"), ({"max_new_tokens": 0}, "--max-new-tokens"),
+                          ({"latency_per_token_s": 0}, "--orchestrator-latency-per-token")]:
         with pytest.raises(LabInputError, match=flag):
             HFPolicy("/m", **options)
+
+
+def test_a_modelled_latency_depends_on_the_tokens_not_on_the_machine(model_dir):
+    """In a reward, wall time is noise (load, batch neighbours); the modelled latency is tokens x rate."""
+    session = HFPolicy(str(model_dir), max_new_tokens=10, latency_per_token_s=0.05).session(Task(), [], seed=0)
+    output = asyncio.run(session.generate([{"role": "user", "content": Task.question}]))
+    assert output.latency_s == pytest.approx(0.05 * output.output_tokens) and output.output_tokens > 0
