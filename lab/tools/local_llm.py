@@ -136,17 +136,16 @@ def _load_gguf(path: Path, cache: bool) -> tuple[Any, Any]:
 
 
 def _convert_gguf(path: Path) -> tuple[Any, Any]:
-    """Dequantise a GGUF checkpoint into a transformers model.
+    """Dequantise a GGUF checkpoint into a plain transformers model.
 
-    `from_pretrained(..., gguf_file=...)` refuses to run without `accelerate` (not a core dependency),
-    so when it is missing we do its three steps ourselves: config and tokenizer from the GGUF
+    Not `from_pretrained(..., gguf_file=...)`: that path needs `accelerate` and returns a model
+    flagged as gguf-quantised, which `save_pretrained` refuses to write, so the fast-reload copy
+    could never be kept. Its three steps done here instead: config and tokenizer from the GGUF
     metadata, an uninitialised model, then the dequantised tensors (gguf's numpy kernels handle Q4_1).
     """
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    if importlib.util.find_spec("accelerate") is not None:
-        return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name), tokenizer
 
     from transformers.initialization import no_init_weights
     from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
