@@ -40,8 +40,8 @@ class MetricsCallback(TrainerCallback):
             return  # the end-of-training summary log, not a step
         metrics = {ours: float(logs[theirs]) for theirs, ours in TRL_KEYS.items() if theirs in logs}
         generation = dict(self.trainer.generation_metrics)
-        fresh = id(self.trainer.generation_metrics) != self._seen_generation
-        self._seen_generation = id(self.trainer.generation_metrics)
+        fresh = self.trainer.generations != self._seen_generation
+        self._seen_generation = self.trainer.generations
         if not fresh:  # a step reusing the previous generation batch spent no time generating
             generation.update({"time/rollout_s": 0.0, "time/reward_s": 0.0, "tokens/generated": 0.0})
         metrics.update(generation)

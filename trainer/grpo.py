@@ -63,6 +63,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         self.last_step_skipped = False
         #: rollout-side metrics of the latest generation batch, read by the metrics callback
         self.generation_metrics: dict[str, float] = {}
+        #: how many generation batches have been rolled out (a step reusing one sees the same number)
+        self.generations = 0
         super().__init__(model=model, reward_funcs=[self.lab_reward], args=args, train_dataset=train_dataset,
                          processing_class=processing_class, rollout_func=self.rollout, callbacks=callbacks)
 
@@ -123,6 +125,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                                                       format_consistent(result.trajectory, result.steps)))
         generated = sum(sum(m) for m in out["env_mask"])
         self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
+        self.generations += 1
         return out
 
     def rollout_policy(self, model: Any) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from rich.console import Console
 
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
+from lab.eval.harness import git_sha
 from lab.records import RunRecord, utcnow
 from lab.store import Store
 from trainer.config import OrchestraGRPOConfig
@@ -78,7 +78,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     store.write_run(RunRecord(
         run_id=run_id, kind="train", name=config.run_name or "", benchmark=environment.source.benchmark,
         orchestrator=f"hf:{config.output_dir}", config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
-        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=_git_sha(), started_at=utcnow(),
+        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(), started_at=utcnow(),
     ))
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
@@ -138,10 +138,3 @@ def _last_checkpoint(folder: Path) -> Path | None:
     checkpoints = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
     return checkpoints[-1] if checkpoints else None
 
-
-def _git_sha() -> str:
-    try:
-        here = Path(__file__).resolve().parent
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""

@@ -25,7 +25,6 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -119,7 +118,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
         config_json=json.dumps({**config.model_dump(mode="json"),
                                 "variant": {"preference": preference, "max_turns": max_turns, "instruction": prefs.log()}}),
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
-        git_sha=_git_sha(), started_at=utcnow(),
+        git_sha=git_sha(), started_at=utcnow(),
     ))
     rollout_config = RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars)
     queue: asyncio.Queue = asyncio.Queue()
@@ -289,7 +288,8 @@ def _stats(summary: RunSummary) -> str:
     return f"acc {acc:.3f}  cost ${summary.cost_usd:.4f}" if acc is not None else ""
 
 
-def _git_sha() -> str:
+def git_sha() -> str:
+    """Short commit of the lab checkout that produced a run (recorded on every run), or '' outside git."""
     try:
         here = Path(__file__).resolve().parent
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
