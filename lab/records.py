@@ -83,6 +83,9 @@ class TrajectoryRecord(BaseModel):
     status: TrajectoryStatus = Field("answered", description="answered, no_answer, error or cut (see TrajectoryStatus).")
     filter_reason: FilterReason | None = Field(
         None, description="Training rollouts: NULL when the row took part in the update, else why it did not.")
+    criteria_json: str | None = Field(
+        None, description='Per-criterion verdicts of graders that judge several things, e.g. tau2 '
+                          '{"db": true, "communicate": true, "actions": false, "nl": null} (null = not judged).')
 
 
 class StepRecord(BaseModel):

@@ -42,10 +42,12 @@ class TrainingEnvironment:
             self._toolkits[pricing] = load_toolkit(self.config.toolkit, pricing=pricing)
         return self._toolkits[pricing]
 
-    def examples(self) -> list[Example]:
+    def examples(self, per_task: int | None = None) -> list[Example]:
+        """The randomised examples (`per_task` each, default `examples_per_task`); the first draws of a
+        task are the same whatever `per_task` is."""
         config = self.config
         pricings = training_providers(config.toolkit, self.toolkit_for, list(config.pricing_providers), config.held_out_pricing)
-        return draw_examples(list(self.tasks.values()), self.toolkit, pricings, config.examples_per_task,
+        return draw_examples(list(self.tasks.values()), self.toolkit, pricings, per_task or config.examples_per_task,
                              config.tool_subset_min, config.seed)
 
     def tools_for(self, example: Example) -> dict[str, Tool]:

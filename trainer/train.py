@@ -69,7 +69,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is missing); "
                             "an SFT inside a multi-process launch would wait on ranks that are not training it")
     with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
-        source = train_sft(config, store, list(environment.tasks), console) if config.warm_start else \
+        source = train_sft(config, store, environment, console) if config.warm_start else \
             resolve_model(config.model, config.tiny_model, config.seed)
     run_id = train_run_id(config)
     checkpoint = _last_checkpoint(Path(config.output_dir)) if resume else None

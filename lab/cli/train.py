@@ -58,7 +58,7 @@ def sft(
     from trainer.sft import train_sft
 
     loaded, store = _load(config, None, db)
-    folder = train_sft(loaded, store, list(TrainingEnvironment(loaded).tasks), console)
+    folder = train_sft(loaded, store, TrainingEnvironment(loaded), console)
     console.print(f"warm-start model in {folder}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -89,12 +90,29 @@ class EvalConfig(BaseModel):
 
     def run_id(self, preference: str | None, max_turns: int, toolkit_json: str = "") -> str:
         """Stable id: the same command (same tasks, tools, policy, sampling, instruction, seed) resumes the
-        same run; an edited toolkit file (`toolkit_json`, the loaded toolkit) starts a new one."""
+        same run; an edited toolkit file (`toolkit_json`, the loaded toolkit) or a model directory whose
+        weights were rewritten (`model_fingerprint`) starts a new one."""
         identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
         for name in _LATER_FIELDS:  # fields added after runs were logged: at their default they keep old ids
             if identity[name] == type(self).model_fields[name].default:
                 del identity[name]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
+        weights = model_fingerprint(self.orchestrator)
+        if weights:  # a model retrained in place starts new runs instead of resuming the old model's
+            identity["weights"] = weights
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
         return f"{prefix}-{digest}"
+
+
+def model_fingerprint(orchestrator: str) -> str:
+    """For an `hf:<directory>` orchestrator: the names, sizes and modification times of its weight files
+    (hashing gigabytes of weights would cost more than the runs it protects); "" for anything else."""
+    if not orchestrator.startswith("hf:"):
+        return ""
+    folder = Path(orchestrator.removeprefix("hf:")).expanduser()
+    if not folder.is_dir():
+        return ""
+    files = sorted(f for pattern in ("*.safetensors", "*.bin", "*.pt") for f in folder.glob(pattern))
+    stamp = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files]
+    return hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:10] if stamp else ""

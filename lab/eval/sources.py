@@ -4,9 +4,12 @@ Each benchmark becomes an `EvalSource`. The offline world's tasks are graded by 
 bookshop tasks by the final database of the rollout, as tau2-bench does); FRAMES and HLE by exact
 match / numeric tolerance / multiple choice; BFCL by its AST checker over the calls the orchestrator
 made to the task's functions, which are offered as tools that record calls (BFCL never executes them).
-tau2-bench's real domains ship without their tool implementations here, so their golden actions are
-compared with the calls the orchestrator made to tools of the same names (action-match grading, no
-database execution and no simulated user).
+tau2-bench retail is executed: its 16 tools act on each rollout's own copy of the real db.json and the
+rollout is graded as tau2 grades it (`lab.benchmarks.tau2_env`: write calls replayed against the gold
+database, communicate info, golden actions; NL assertions not judged without a judge model), with the
+per-criterion verdicts stored as `criteria_json`. tau2 airline has no database here, so its golden
+actions are compared with the calls made to tools of the same names, and its `criteria_json` says the
+database was not judged. Neither has a simulated user yet: the task's whole user instruction is the question.
 """
 
 from __future__ import annotations
@@ -87,25 +90,39 @@ def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
 def _benchmark_source(config: EvalConfig) -> EvalSource:
     from lab.benchmarks import check_bfcl_task, load_benchmark
 
+    from lab.benchmarks.tau2_env import grade_retail, retail_tools
+
     tasks = load_benchmark(config.benchmark, path=config.benchmark_path, split=config.split)
     base = config.benchmark.split(":")[0]
+    retail = retail_tools() if any(_executable(t) for t in tasks) else {}
 
     async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
         calls = context.state.get(RECORDED, [])
         if task.answer_type == "function_calls":
             return float(check_bfcl_task(task, [{"name": c["name"], "arguments": c["arguments"]} for c in calls]).valid)
+        if task.answer_type == "actions" and _executable(task):
+            return await grade_retail(task, answer, context)
         if task.answer_type == "actions":
-            return float(_actions_done(task.answer or [], calls))
+            done = _actions_done(task.answer or [], calls)
+            context.criteria = {"db": None, "communicate": None, "actions": done, "nl": None}
+            return float(done)
         return float(grade(task, answer, context).correct)
 
     def task_tools(task: Any) -> dict[str, Tool]:
         if task.answer_type == "function_calls":
             return {f["name"]: RecordingTool(_bfcl_spec(f)) for f in task.meta.get("functions", [])}
+        if task.answer_type == "actions" and _executable(task):
+            return dict(retail)
         if task.answer_type == "actions":
             return {a["name"]: RecordingTool(_action_spec(a["name"])) for a in task.answer or [] if isinstance(a, dict)}
         return {}
 
     return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools)
+
+
+def _executable(task: Any) -> bool:
+    """A tau2 task whose domain's tools run here: retail, with its db.json."""
+    return getattr(task, "benchmark", "") == "tau2" and task.domain == "retail" and bool(task.meta.get("db_path"))
 
 
 class RecordingTool:

@@ -18,6 +18,15 @@ on its own stop ids or budget (a finished row is still fed, keeping the batch re
 nothing more). Only float rounding in the batched matmuls differs (about 1e-7 on fp32 logits; bf16 is
 coarser, so a near-tie argmax can flip there). A row's result is handed back as soon as it finishes,
 so its session can run its tool calls while the rest of the batch decodes.
+
+Why each session keeps its KV cache between turns. A rollout's next turn continues the same token
+buffer: everything but the tool output and the next turn's header was already fed to the model. A
+session hands its `PrefixCache` with every request; when the new context starts with the cached
+tokens, only the rest is prefilled (the batch lays out `[pad | row's cache | pad | row's new tokens]`,
+the mask hiding both pads, positions continuing each row's own count). After a batch the tokens each
+row really fed are kept (the pads, and a finished row's idle feeds, are cut out), so a turn attends to
+exactly what a full prefill would give it; only float rounding differs. The cache lives on the session,
+so it dies with the rollout: weights change between a trainer's generation batches.
 """
 
 from __future__ import annotations
@@ -37,6 +46,20 @@ Result = tuple[list[int], list[float]]  # (sampled ids, raw-logit logprobs)
 _QUIET_PASSES = 8
 
 
+@dataclass
+class PrefixCache:
+    """One session's keys and values for the tokens it has fed the model (see the module docstring)."""
+
+    tokens: list[int] = field(default_factory=list)
+    layers: list[tuple[Any, Any]] = field(default_factory=list)  # per layer (keys, values): (1, heads, len(tokens), dim)
+
+    def reusable(self, context: list[int]) -> int:
+        """How many leading tokens of `context` this cache holds (0 when it is not a prefix); at least
+        one token is always left to prefill, since the next token's logits come from the last one."""
+        n = len(self.tokens)
+        return n if self.layers and 0 < n < len(context) and context[:n] == self.tokens else 0
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     """One turn to sample after `context`."""
@@ -51,6 +74,7 @@ class TurnRequest:
     # handed in so this module needs nothing from the policy's and a test can script the tokens
     choose: Callable[[Any, float, float, Any], int]
     turn: int  # the session's turn number, named in errors
+    cache: PrefixCache | None = None  # the session's KV cache, reused and refreshed by the in-process sampler
 
 
 @dataclass
@@ -151,15 +175,9 @@ class BatchedSampler:
         import torch
 
         model = self.loaded.model
-        width = max(len(row.request.context) for row in rows)
-        pads = [width - len(row.request.context) for row in rows]
-        step = torch.tensor([[0] * pad + row.request.context for pad, row in zip(pads, rows)],
-                            device=model.device)  # (B, T), then (B, 1) per new token; the pad id is masked out
-        mask = torch.tensor([[0] * pad + [1] * (width - pad) for pad in pads], device=model.device)  # (B, T)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # (B, T): each row counts from its own first token
         keep = {"logits_to_keep": 1} if self._keep_last else {}  # prefill: logits of the last position only
-        cache = None
         with self.loaded.lock, torch.inference_mode():
+            step, mask, positions, cache = self._prefill_inputs(rows)
             while True:
                 out = model(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
                             **{self._cache_name: cache}, **keep)
@@ -174,12 +192,57 @@ class BatchedSampler:
                         row.ids.append(token)
                         row.logprobs.append(logprob)
                         row.done = token in row.request.stop_ids or len(row.ids) == row.budget
-                        if row.done:
+                        if row.done:  # its next turn can only join the next batch, which starts after the caches are kept
                             loop.call_soon_threadsafe(_settle, row.future, (row.ids, row.logprobs))
                 if all(row.done for row in rows):
+                    self._keep_caches(rows, mask, cache)
                     return
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
                 positions = positions[:, -1:] + 1  # (B, 1)
+
+    def _prefill_inputs(self, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
+        """(input ids (B, S), attention mask (B, C + S), position ids (B, S), cache or None) of a batch whose
+        rows may continue their sessions' caches (C = the longest reused prefix, 0 when none is)."""
+        import torch
+        from transformers import DynamicCache
+
+        device = self.loaded.model.device
+        reused = [row.request.cache.reusable(row.request.context) if row.request.cache else 0 for row in rows]
+        fresh = [row.request.context[n:] for row, n in zip(rows, reused)]
+        width, cached = max(len(f) for f in fresh), max(reused)
+        step = torch.tensor([[0] * (width - len(f)) + f for f in fresh], device=device)  # the pad id is masked out
+        mask = torch.tensor([[0] * (cached - n) + [1] * n + [0] * (width - len(f)) + [1] * len(f)
+                             for n, f in zip(reused, fresh)], device=device)
+        positions = torch.tensor([[0] * (width - len(f)) + list(range(n, n + len(f))) for n, f in zip(reused, fresh)],
+                                 device=device)
+        if not cached:
+            return step, mask, positions, None
+        donor = next(row.request.cache for row, n in zip(rows, reused) if n)
+        layers = []
+        for index, (keys, _) in enumerate(donor.layers):
+            per_row: list[tuple[Any, Any]] = []
+            for row, n in zip(rows, reused):
+                k, v = row.request.cache.layers[index] if n else (keys[:, :, :0], keys[:, :, :0])
+                pad = keys.new_zeros(1, keys.shape[1], cached - n, keys.shape[3])
+                per_row.append((torch.cat([pad, k], dim=2), torch.cat([pad, v], dim=2)))
+            layers.append((torch.cat([k for k, _ in per_row]), torch.cat([v for _, v in per_row])))
+        return step, mask, positions, DynamicCache(ddp_cache_data=layers)
+
+    def _keep_caches(self, rows: list[_Row], mask: Any, cache: Any) -> None:
+        """Store in each row's session cache the keys and values of the tokens it really fed: its context
+        and all it sampled but the last token (not yet fed when the row stopped)."""
+        layers = getattr(cache, "layers", None)
+        if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
+                             for layer in layers):
+            return  # sliding-window or exotic caches: always prefill in full
+        for b, row in enumerate(rows):
+            target = row.request.cache
+            if target is None:
+                continue
+            n = len(row.request.context) + len(row.ids) - 1
+            index = mask[b].nonzero()[:n, 0]
+            target.tokens = row.request.context + row.ids[:-1]
+            target.layers = [(layer.keys[b:b + 1, :, index], layer.values[b:b + 1, :, index]) for layer in layers]
 
 
 def _draw(row: _Row, logits: Any) -> int:

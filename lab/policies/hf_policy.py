@@ -29,6 +29,8 @@ from its own generator seeded by (session seed, turn), so reruns repeat and othe
 Batching. Sessions of one loaded model hand their turns to its `BatchedSampler` (`hf_batch.py`), which
 decodes the turns that are ready at the same time as one left-padded batch; each row keeps its own
 generator, budget and stop ids, so a turn samples the same tokens whichever turns share its batch.
+Each session also keeps its KV cache between turns, so a turn prefills only the tool output and the
+next header, not the whole conversation again.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.errors import LabInputError
-from lab.policies.hf_batch import TurnRequest, sampler_for
+from lab.policies.hf_batch import PrefixCache, TurnRequest, sampler_for
 from lab.rollout.policy import PolicyOutput, TokenTrajectory
 from lab.toolspec import ToolSpec
 
@@ -200,6 +202,7 @@ class _HFSession:
         self._said: list[str] = []  # per turn: generation prompt + the sampled text, as the model saw it
         self._contents: list[str] = []  # per turn: the text handed to the engine (its assistant message)
         self._n_messages = 0  # messages in the conversation at the last turn
+        self._kv = PrefixCache()  # this rollout's KV cache: the next turn prefills only what is new
 
     async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
         turn = len(self._said) + 1
@@ -297,7 +300,8 @@ class _HFSession:
         policy = self.policy
         generator = torch.Generator(device=self.model.device).manual_seed(_turn_seed(self.seed, turn))
         return TurnRequest(context=context, max_new_tokens=policy.max_new_tokens, temperature=policy.temperature,
-                           top_p=policy.top_p, generator=generator, stop_ids=self.stop_ids, choose=_choose, turn=turn)
+                           top_p=policy.top_p, generator=generator, stop_ids=self.stop_ids, choose=_choose, turn=turn,
+                           cache=self._kv)
 
     def _extend(self, ids: list[int], mask: list[int], logprobs: list[float]) -> None:
         self.tokens.completion_ids += ids

@@ -6,6 +6,11 @@ accepts, then plays that plan for real. It reads the grader, so it knows which a
 is a reference point ("how cheap could this accuracy have been?"), never a baseline to beat, and every
 report labels it a privileged upper bound. Its plans see only the question, like any script; the
 privilege is the grader. Exact only where tools are deterministic given the seed, as in the offline world.
+
+On real tau2-bench tasks (whose simulated models cannot plan: they know nothing of real tasks) one more
+plan reads the answer itself: the task's golden actions, called in order, then an answer holding the
+information the user must be told. That is tau2's own gold trajectory, so the oracle's score there is
+the check that the executed domain and its grading agree with tau2 (every retail task passes its DB check).
 """
 
 from __future__ import annotations
@@ -24,18 +29,32 @@ from lab.toolspec import ToolSpec
 ORACLE_LABEL = "privileged upper bound: picks the cheapest plan the grader accepts"
 
 
-def candidate_plans(view: TaskView, specs: list[ToolSpec]) -> list[Script]:
+def candidate_plans(view: TaskView, specs: list[ToolSpec], task: Any = None) -> list[Script]:
     """Every plan the oracle considers: each model's scripted solution (its own queries, and the
     cheapest generalist's), the cheapest-first cascade, and each model answering directly. The
-    baselines' own plans are among them, so on a task a baseline solves the oracle is never dearer."""
+    baselines' own plans are among them, so on a task a baseline solves the oracle is never dearer.
+    For a real tau2 `task`, its golden actions come first (see the module docstring)."""
     kit = Kit(specs)
+    golden = [_golden(task)] if _replayable(task, specs) else []
     models, cheapest = kit.models(), kit.generalists()[0]
     plans = [solve(view, kit, [model], escalate=False) for model in models]
     plans += [solve(view, kit, kit.generalists(), escalate=True)]
     if not kit.domain:
         plans += [solve(view, kit, [model], escalate=False, writer=cheapest) for model in models if model != cheapest]
         plans += [_direct(view, kit, model) for model in models]
-    return plans
+    return golden + plans
+
+
+def _replayable(task: Any, specs: list[ToolSpec]) -> bool:
+    names = {s.name for s in specs}
+    return (getattr(task, "benchmark", None) == "tau2" and task.answer_type == "actions"
+            and all(isinstance(a, dict) and a.get("name") in names for a in task.answer or []))
+
+
+def _golden(task: Any) -> Script:
+    for action in task.answer or []:
+        yield call(action["name"], **(action.get("arguments") or {}))
+    yield answer(" ".join(task.meta.get("communicate_info") or []) or "Done.")
 
 
 def _direct(view: TaskView, kit: Kit, model: str) -> Script:
@@ -82,11 +101,11 @@ class _PlanPolicy:
 
     name = "scripted:oracle-plan"
 
-    def __init__(self, index: int) -> None:
-        self.index = index
+    def __init__(self, index: int, task: Any) -> None:
+        self.index, self.task = index, task
 
     def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> _ScriptSession:
-        return _ScriptSession(candidate_plans(task, specs)[self.index])
+        return _ScriptSession(candidate_plans(task, specs, self.task)[self.index])
 
 
 class _OracleSession:
@@ -97,7 +116,7 @@ class _OracleSession:
 
     async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
         if self.inner is None:
-            self.inner = _ScriptSession(candidate_plans(self.view, self.specs)[await self._best_plan()])
+            self.inner = _ScriptSession(candidate_plans(self.view, self.specs, self.task)[await self._best_plan()])
         return await self.inner.generate(messages)
 
     async def _best_plan(self) -> int:
@@ -105,9 +124,9 @@ class _OracleSession:
         scored = []
         tools = {name: _Memo(tool) if name in _PURE else tool for name, tool in self.policy.tools.items()}
         tools.update(self.policy.task_tools(self.task) if self.policy.task_tools else {})
-        for index in range(len(candidate_plans(self.view, self.specs))):
+        for index in range(len(candidate_plans(self.view, self.specs, self.task))):
             request = RolloutRequest(run_id="oracle-dry-run", task=self.task, seed=self.seed)
-            result = await run_rollout(_PlanPolicy(index), tools, request, self.policy.grader, RolloutConfig(max_turns=30))
+            result = await run_rollout(_PlanPolicy(index, self.task), tools, request, self.policy.grader, RolloutConfig(max_turns=30))
             scored.append((-result.trajectory.outcome, result.trajectory.cost_usd, index))
         return min(scored)[2] if scored else 0
 

@@ -156,6 +156,7 @@ async def run_rollout(
         input_tokens=state.input_tokens, output_tokens=state.output_tokens, format_ok=state.format_ok,
         valid_output=state.answer is not None, error=unavailable or error or state.stop_reason, benchmark=request.benchmark,
         tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True), status=status,
+        criteria_json=json.dumps(context.criteria, sort_keys=True) if context.criteria is not None else None,
     )
     return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable)
 

@@ -50,6 +50,9 @@ class ToolContext:
     findings: list[str] | None = None
     #: Per-rollout state of stateful tools, keyed by tool domain (e.g. the bookshop's `DomainSession`).
     state: dict[str, Any] = field(default_factory=dict)
+    #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
+    #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
+    criteria: dict[str, bool | None] | None = None
 
 
 @runtime_checkable

@@ -137,6 +137,18 @@ def test_sampling_and_instruction_are_part_of_the_run_identity():
     assert EvalConfig(orchestrator="hf:smollm2", samples=4, temperature=0.7).run_id(None, 50) == base.run_id(None, 50)
 
 
+def test_a_model_directory_retrained_in_place_starts_a_new_run(tmp_path: Path):
+    """Resuming would otherwise hand the new model's evaluation the old model's rollouts."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"first weights")
+    config = EvalConfig(orchestrator=f"hf:{folder}")
+    first = config.run_id(None, 50)
+    assert config.run_id(None, 50) == first  # untouched: the same run resumes
+    (folder / "model.safetensors").write_bytes(b"second weights, longer")
+    assert config.run_id(None, 50) != first
+
+
 def test_samples_at_temperature_0_are_refused_for_models_only(tmp_path: Path):
     for orchestrator in ("hf:smollm2", "openai:m@http://127.0.0.1:9/v1"):
         db = tmp_path / "never.duckdb"

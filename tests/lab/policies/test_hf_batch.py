@@ -17,7 +17,7 @@ import transformers
 
 from lab.errors import LabInputError
 from lab.policies import hf_policy
-from lab.policies.hf_batch import BatchedSampler, TurnRequest
+from lab.policies.hf_batch import BatchedSampler, PrefixCache, TurnRequest
 from lab.policies.hf_policy import HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.tools.local_llm import LoadedModel
@@ -196,3 +196,56 @@ def test_concurrent_rollouts_give_the_trajectories_of_rollouts_run_one_by_one(mo
         assert got.tokens.prompt_ids == want.tokens.prompt_ids
         assert (got.tokens.completion_ids, got.tokens.mask) == (want.tokens.completion_ids, want.tokens.mask)
         assert got.tokens.logprobs == pytest.approx(want.tokens.logprobs, abs=1e-4)
+
+
+@pytest.fixture()
+def prefills(loaded, gpt2) -> list[int]:
+    """The width of every first (prefill) forward pass of a batch while the test runs."""
+    widths: list[int] = []
+
+    def hook(module, args, kwargs):
+        ids_in = kwargs.get("input_ids")
+        if ids_in is not None and ids_in.shape[1] > 1:
+            widths.append(int(ids_in.shape[1]))
+
+    handles = [m.model.register_forward_pre_hook(hook, with_kwargs=True) for m in (loaded, gpt2)]
+    yield widths
+    for handle in handles:
+        handle.remove()
+
+
+def cached(context: list[int], cache: PrefixCache, **kwargs: Any) -> TurnRequest:
+    request = turn_request(context, **kwargs)
+    return TurnRequest(**{**request.__dict__, "cache": cache})
+
+
+@pytest.mark.parametrize("architecture", ["loaded", "gpt2"])
+def test_a_session_cache_prefills_only_the_new_tokens_and_samples_as_a_full_prefill(architecture, prefills, request):
+    loaded = request.getfixturevalue(architecture)
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+    caches = [PrefixCache() for _ in prompts]
+    first = together(sampler, [cached(p, c) for p, c in zip(prompts, caches)])
+    for prompt, cache, (sampled, _) in zip(prompts, caches, first):
+        assert cache.tokens == prompt + sampled[:-1]  # what was fed: the last sampled token was not yet
+    tool_output = [list(range(40, 40 + 3 * (i + 1))) for i in range(len(prompts))]  # rows add different lengths
+    second = [p + s + extra for p, (s, _), extra in zip(prompts, first, tool_output)]
+    del prefills[:]
+    reused = together(sampler, [cached(c, k, budget=8) for c, k in zip(second, caches)])
+    assert prefills == [max(len(extra) + 1 for extra in tool_output)]  # not the whole conversation
+    assert_same(reused, alone(sampler, [turn_request(c, budget=8) for c in second]))
+
+
+def test_a_cache_that_is_not_a_prefix_is_ignored_and_a_batch_mixes_both(loaded, batches):
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+    caches = [PrefixCache() for _ in prompts]
+    first = together(sampler, [cached(p, c) for p, c in zip(prompts, caches)])
+    edited = list(prompts[1])
+    edited[2] = edited[2] + 1  # the buffer changed under the cache: it must not be reused
+    contexts_2 = [prompts[0] + first[0][0] + [7, 8], edited, prompts[2] + first[2][0][:3], prompts[3]]
+    requests = [cached(contexts_2[0], caches[0]), cached(contexts_2[1], caches[1]), cached(contexts_2[2], caches[2]),
+                turn_request(contexts_2[3])]
+    assert [c.reusable(x) for c, x in zip(caches[:3], contexts_2[:3])] == [len(caches[0].tokens), 0, 0]
+    del batches[:]
+    mixed = together(sampler, requests)
+    assert batches == [4]
+    assert_same(mixed, alone(sampler, [turn_request(c) for c in contexts_2]))

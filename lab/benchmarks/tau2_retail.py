@@ -1,0 +1,493 @@
+"""The tau2-bench retail domain: its 16 agent tools over the real db.json, and the checks that score them.
+
+Why a faithful copy rather than a tidier shop: tau2 scores a retail task by replaying the agent's write
+calls on a fresh database and comparing a sha256 of the result with the database its golden actions
+produce. To agree with tau2's verdicts every error string, check order and float operation here follows
+the specification `shared/benchmarks/tau2/retail/TOOLS.md`, quirks included (cancelling refunds every
+payment-history entry; an item modification copies the last new variant's price and options onto every
+replaced item; tool 12 records an unrounded price difference). Section numbers below refer to that file.
+
+The database is plain dicts in the canonical form of §1: every declared field present (unset optional
+order fields as None), float fields as floats, keys in model field order, so a record's JSON text is
+the tool's result and `canonical_hash` reproduces tau2's hash. Tools are `tool(db, **arguments)`
+returning a string and raising `RetailError`; `call` turns one agent tool call into tau2's ToolMessage
+text. The checks of §3 that score a trajectory are in `lab.benchmarks.tau2_grading`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import gc
+import hashlib
+import inspect
+import json
+import operator
+import typing
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from lab.benchmarks.tau2 import DB_FILE, domain_dir
+from lab.errors import LabInputError
+
+CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+_ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
+_ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
+                   "exchange_price_difference", "return_items", "return_payment_method_id")
+_PAYMENT_METHOD_FIELDS = {"credit_card": ("source", "id", "brand", "last_four"),
+                          "gift_card": ("source", "id", "balance"), "paypal": ("source", "id")}
+_CALCULATOR_CHARS = frozenset("0123456789+-*/(). ")
+
+
+class RetailError(ValueError):
+    """A refused tool call; its text is exactly tau2's, and `call` reports it as `Error: <text>`."""
+
+
+# ---- the database: canonical form, cache, copies, hash (§1, §3.2) ----------------------------------
+
+
+def _pick(record: dict, fields: Iterable[str]) -> dict:
+    return {name: record[name] for name in fields}
+
+
+def _canonical_payment_method(method: dict) -> dict:
+    canonical = _pick(method, _PAYMENT_METHOD_FIELDS[method["source"]])
+    if "balance" in canonical:
+        canonical["balance"] = float(canonical["balance"])
+    return canonical
+
+
+def _canonical_order(order: dict) -> dict:
+    canonical = _pick(order, ("order_id", "user_id"))
+    canonical["address"] = _pick(order["address"], _ADDRESS_FIELDS)
+    canonical["items"] = [{**_pick(i, ("name", "product_id", "item_id")), "price": float(i["price"]),
+                           "options": i["options"]} for i in order["items"]]
+    canonical["status"] = order["status"]
+    canonical["fulfillments"] = [_pick(f, ("tracking_id", "item_ids")) for f in order["fulfillments"]]
+    canonical["payment_history"] = [_payment(p["transaction_type"], p["amount"], p["payment_method_id"])
+                                    for p in order["payment_history"]]
+    canonical.update({name: order.get(name) for name in _ORDER_OPTIONAL})
+    if canonical["exchange_price_difference"] is not None:
+        canonical["exchange_price_difference"] = float(canonical["exchange_price_difference"])
+    return canonical
+
+
+def _canonical(raw: dict) -> dict:
+    """db.json as tau2's data model dumps it; extra keys are dropped, as the model ignores them."""
+    products = {pid: {"name": p["name"], "product_id": p["product_id"],
+                      "variants": {vid: {**_pick(v, ("item_id", "options", "available")), "price": float(v["price"])}
+                                   for vid, v in p["variants"].items()}}
+                for pid, p in raw["products"].items()}
+    users = {uid: {"user_id": u["user_id"], "name": _pick(u["name"], ("first_name", "last_name")),
+                   "address": _pick(u["address"], _ADDRESS_FIELDS), "email": u["email"],
+                   "payment_methods": {mid: _canonical_payment_method(m) for mid, m in u["payment_methods"].items()},
+                   "orders": u["orders"]}
+             for uid, u in raw["users"].items()}
+    return {"products": products, "users": users,
+            "orders": {oid: _canonical_order(o) for oid, o in raw["orders"].items()}}
+
+
+@functools.cache
+def _cached_db(path: Path) -> dict:
+    """The canonical database of one file, parsed once per process; never handed out itself."""
+    try:
+        return _canonical(json.loads(path.read_text(encoding="utf-8")))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LabInputError(f"{path}: not a tau2 retail database ({type(exc).__name__}: {exc})") from None
+
+
+def copy_db(db: dict) -> dict:
+    """A deep copy of a canonical database, rebuilt record by record with the cyclic collector paused.
+
+    Why by hand: on db.json (a busy 2-core machine) this takes about 16 ms, against 34 ms for an orjson
+    round trip, about 40 ms for a generic recursive copy, 66 ms for a json round trip and 113 ms for
+    `copy.deepcopy`; every replay of a trajectory starts with one. Why pause the collector: the copy's
+    18,000 new containers would set off collections that scan every live database for cycles there are
+    none of, doubling the time.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return {"products": {pid: {**p, "variants": {vid: {**v, "options": dict(v["options"])}
+                                                     for vid, v in p["variants"].items()}}
+                             for pid, p in db["products"].items()},
+                "users": {uid: {**u, "name": dict(u["name"]), "address": dict(u["address"]),
+                                "payment_methods": {mid: dict(m) for mid, m in u["payment_methods"].items()},
+                                "orders": list(u["orders"])}
+                          for uid, u in db["users"].items()},
+                "orders": {oid: _copy_order(o) for oid, o in db["orders"].items()}}
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _copy_order(order: dict) -> dict:
+    copied = {**order, "address": dict(order["address"]),
+              "items": [{**item, "options": dict(item["options"])} for item in order["items"]],
+              "fulfillments": [{"tracking_id": list(f["tracking_id"]), "item_ids": list(f["item_ids"])}
+                               for f in order["fulfillments"]],
+              "payment_history": [dict(payment) for payment in order["payment_history"]]}
+    for name in ("exchange_items", "exchange_new_items", "return_items"):  # lists of ids once set
+        if copied[name] is not None:
+            copied[name] = list(copied[name])
+    return copied
+
+
+def load_retail_db(path: str | Path | None = None) -> dict:
+    """A fresh canonical copy of db.json: `path` is the file, its folder, or None for the shared data."""
+    file = Path(path) if path is not None and Path(path).is_file() else domain_dir("retail", path) / DB_FILE
+    return copy_db(_cached_db(file.resolve()))
+
+
+def canonical_hash(db: dict) -> str:
+    """tau2's database hash (§3.2): sha256 of the sorted-key JSON text, Python's default separators.
+
+    `check_circular=False` changes no output (a database has no cycles) and saves a tenth of the time.
+    """
+    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str, check_circular=False).encode()).hexdigest()
+
+
+# ---- lookups and shared checks (§0) -----------------------------------------------------------------
+
+
+def _lookup(table: dict, key: Any, what: str) -> dict:
+    if key not in table:
+        raise RetailError(f"{what} not found")
+    return table[key]
+
+
+def _order(db: dict, order_id: str, status: str, refusal: str, *, exact: bool = True) -> dict:
+    """The order, if its status is `status` (with `exact`) or contains it; else `refusal` is raised."""
+    order = _lookup(db["orders"], order_id, "Order")
+    if not (order["status"] == status if exact else status in order["status"]):
+        raise RetailError(refusal)
+    return order
+
+
+def _payment_method(db: dict, user_id: str, method_id: str) -> dict:
+    return _lookup(_lookup(db["users"], user_id, "User")["payment_methods"], method_id, "Payment method")
+
+
+def _check_balance(method: dict, amount: float, refusal: str) -> None:
+    if method["source"] == "gift_card" and method["balance"] < amount:
+        raise RetailError(refusal)
+
+
+def _credit(method: dict, amount: float) -> None:
+    """Add `amount` (negative: charge) to a gift card, rounded to the cent; other methods hold no balance."""
+    if method["source"] == "gift_card":
+        method["balance"] = round(method["balance"] + amount, 2)
+
+
+def _payment(kind: str, amount: float, method_id: str) -> dict:
+    """A payment-history entry; `float` mirrors the model's coercion (an `abs(0)` diff becomes 0.0)."""
+    return {"transaction_type": kind, "amount": float(amount), "payment_method_id": method_id}
+
+
+def _address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> dict:  # noqa: A002
+    """An address in model field order; a non-string field is refused, as tau2's typed model refuses it."""
+    values = {"address1": address1, "address2": address2, "city": city, "country": country, "state": state,
+              "zip": zip}
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise RetailError(f"Address field '{name}' should be a valid string, got {type(value).__name__}")
+    return values
+
+
+def _missing_item(order: dict, item_ids: Iterable[str]) -> str | None:
+    """The first id asked for more often than the order holds it (the multiset check), else None."""
+    wanted, held = Counter(item_ids), Counter(item["item_id"] for item in order["items"])
+    return next((item_id for item_id in wanted if wanted[item_id] > held[item_id]), None)
+
+
+def _price_difference(db: dict, order: dict, pairs: list[tuple[str, str]], *, forbid_same: bool) -> tuple[Any, Any]:
+    """(sum of new minus old prices in pair order, unrounded; the last new variant), checking each pair.
+
+    The sum starts at int 0, so no pairs give int 0: tool 16 stores exactly that.
+    """
+    diff: Any = 0
+    variant = None
+    for old, new in pairs:
+        if forbid_same and old == new:
+            raise RetailError("The new item id should be different from the old item id")
+        item = next(i for i in order["items"] if i["item_id"] == old)
+        variant = _lookup(_lookup(db["products"], item["product_id"], "Product")["variants"], new, "Variant")
+        if not variant["available"]:
+            raise RetailError(f"New item {new} not found or available")
+        diff += variant["price"] - item["price"]
+    return diff, variant
+
+
+def _first(found: Iterable[str], message: str) -> str:
+    for value in found:
+        return value
+    raise RetailError(message)
+
+
+# ---- the toolkit: a tool's type hints and first docstring paragraph become its schema -------------
+
+ToolType = Literal["read", "write", "generic"]
+TOOLS: dict[str, Callable[..., str]] = {}
+TOOL_TYPES: dict[str, ToolType] = {}
+
+
+def _tool(kind: ToolType) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Register a tool; its qualified name becomes `RetailTools.<name>` so that Python's own errors for
+    a missing or extra argument read exactly as tau2's (§0)."""
+    def register(function: Callable[..., str]) -> Callable[..., str]:
+        TOOLS[function.__name__], TOOL_TYPES[function.__name__] = function, kind
+        function.__qualname__ = f"RetailTools.{function.__name__}"
+        return function
+    return register
+
+
+# ---- read and generic tools (§2.1) -----------------------------------------------------------------
+
+
+@_tool("read")
+def find_user_id_by_email(db: dict, email: str) -> str:
+    """Find a user's id from their email address."""
+    found = (u["user_id"] for u in db["users"].values() if u["email"].lower() == email.lower())
+    return _first(found, "User not found")
+
+
+@_tool("read")
+def find_user_id_by_name_zip(db: dict, first_name: str, last_name: str, zip: str) -> str:  # noqa: A002
+    """Find a user's id from their first name, last name and the zip code of their default address."""
+    found = (u["user_id"] for u in db["users"].values()
+             if u["name"]["first_name"].lower() == first_name.lower()
+             and u["name"]["last_name"].lower() == last_name.lower() and u["address"]["zip"] == zip)
+    return _first(found, "User not found")
+
+
+@_tool("read")
+def get_user_details(db: dict, user_id: str) -> str:
+    """A user's name, default address, email, payment methods (gift cards with balance) and order ids."""
+    return json.dumps(_lookup(db["users"], user_id, "User"))
+
+
+@_tool("read")
+def get_order_details(db: dict, order_id: str) -> str:
+    """An order's items, status, address, fulfilments and payments; order ids start with '#'."""
+    return json.dumps(_lookup(db["orders"], order_id, "Order"))
+
+
+@_tool("read")
+def get_product_details(db: dict, product_id: str) -> str:
+    """A product's name and every variant (item) with its options, price and availability."""
+    return json.dumps(_lookup(db["products"], product_id, "Product"))
+
+
+@_tool("read")
+def get_item_details(db: dict, item_id: str) -> str:
+    """One variant (item) by its id: options, price and availability."""
+    found = (json.dumps(p["variants"][item_id]) for p in db["products"].values() if item_id in p["variants"])
+    return _first(found, "Item not found")
+
+
+@_tool("read")
+def list_all_product_types(db: dict) -> str:
+    """Every product name with its product id."""
+    return json.dumps({p["name"]: p["product_id"] for p in db["products"].values()}, sort_keys=True)
+
+
+@_tool("generic")
+def calculate(db: dict, expression: str) -> str:
+    """Evaluate arithmetic with digits, + - * /, parentheses and points; the result has 2 decimals.
+
+    As in tau2 the expression is Python arithmetic (so `**` and `//` work) and the character check
+    rules out names. Unlike tau2's bare `eval`, a power whose exponent exceeds `_MAX_EXPONENT` is
+    refused: a policy writing `9**9**9` would otherwise stall the rollout (and a trainer) for hours.
+    """
+    if not all(char in _CALCULATOR_CHARS for char in expression):
+        raise RetailError("Invalid characters in expression")
+    try:  # eval's own parse: leading blanks stripped, its error text
+        tree = compile(expression.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
+    except SyntaxError as exc:
+        raise RetailError(str(exc)) from None
+    return str(round(float(_arithmetic(tree.body)), 2))
+
+
+_MAX_EXPONENT = 10_000
+_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
+}
+
+
+def _arithmetic(node: ast.AST) -> Any:
+    """Python's value of a parsed arithmetic expression (only what the character check lets through)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        value = _arithmetic(node.operand)
+        return -value if isinstance(node.op, ast.USub) else +value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
+            raise RetailError(f"exponent {right} is too large (the limit is {_MAX_EXPONENT})")
+        return _OPERATORS[type(node.op)](left, right)
+    raise RetailError("Invalid expression")
+
+
+@_tool("generic")
+def transfer_to_human_agents(db: dict, summary: str) -> str:
+    """Hand the user over to a human agent, with a summary of their issue."""
+    return "Transfer successful"
+
+
+# ---- write tools (§2.2): every check runs before the first change ----------------------------------
+
+
+@_tool("write")
+def cancel_pending_order(db: dict, order_id: str, reason: str) -> str:
+    """Cancel a pending order and refund it; reason: 'no longer needed' or 'ordered by mistake'."""
+    order = _order(db, order_id, "pending", "Non-pending order cannot be cancelled")
+    if reason not in CANCEL_REASONS:
+        raise RetailError("Invalid reason")
+    refunds = []
+    for entry in order["payment_history"]:  # every entry, payments and refunds alike (tau2's quirk)
+        method = _payment_method(db, order["user_id"], entry["payment_method_id"])
+        refunds.append(_payment("refund", entry["amount"], entry["payment_method_id"]))
+        _credit(method, entry["amount"])
+    order["status"], order["cancel_reason"] = "cancelled", reason
+    order["payment_history"].extend(refunds)
+    return json.dumps(order)
+
+
+@_tool("write")
+def modify_pending_order_address(db: dict, order_id: str, address1: str, address2: str, city: str, state: str,
+                                 country: str, zip: str) -> str:  # noqa: A002
+    """Change the shipping address of a pending order."""
+    order = _order(db, order_id, "pending", "Non-pending order cannot be modified", exact=False)
+    order["address"] = _address(address1, address2, city, state, country, zip)
+    return json.dumps(order)
+
+
+@_tool("write")
+def modify_pending_order_items(db: dict, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                               payment_method_id: str) -> str:
+    """Swap items of a pending order for other variants of the same products, once per order; the
+    price difference is paid or refunded with the given payment method."""
+    order = _order(db, order_id, "pending", "Non-pending order cannot be modified")
+    missing = _missing_item(order, item_ids)
+    if missing is not None:
+        raise RetailError(f"{missing} not found")
+    if len(item_ids) != len(new_item_ids):
+        raise RetailError("The number of items to be exchanged should match")
+    pairs = list(zip(item_ids, new_item_ids))
+    diff, last_variant = _price_difference(db, order, pairs, forbid_same=True)
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    _check_balance(method, diff, "Insufficient gift card balance to pay for the new item")
+    order["payment_history"].append(_payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
+    _credit(method, -diff)
+    for old, new in pairs:  # the first item whose current id is `old`, so earlier pairs count
+        item = next(i for i in order["items"] if i["item_id"] == old)
+        item["item_id"] = new
+        item["price"], item["options"] = last_variant["price"], dict(last_variant["options"])  # tau2's quirk
+    order["status"] = "pending (item modified)"
+    return json.dumps(order)
+
+
+@_tool("write")
+def modify_pending_order_payment(db: dict, order_id: str, payment_method_id: str) -> str:
+    """Pay a pending order with another of the user's payment methods; the old one is refunded."""
+    order = _order(db, order_id, "pending", "Non-pending order cannot be modified", exact=False)
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    history = order["payment_history"]
+    if len(history) != 1 or history[0]["transaction_type"] != "payment":
+        raise RetailError("There should be exactly one payment for a pending order")
+    old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
+    if old_id == payment_method_id:
+        raise RetailError("The new payment method should be different from the current one")
+    _check_balance(method, amount, "Insufficient gift card balance to pay for the order")
+    old_method = _payment_method(db, order["user_id"], old_id)
+    history.extend([_payment("payment", amount, payment_method_id), _payment("refund", amount, old_id)])
+    _credit(method, -amount)
+    _credit(old_method, amount)
+    return json.dumps(order)
+
+
+@_tool("write")
+def modify_user_address(db: dict, user_id: str, address1: str, address2: str, city: str, state: str,
+                        country: str, zip: str) -> str:  # noqa: A002
+    """Change a user's default address (their orders keep theirs)."""
+    user = _lookup(db["users"], user_id, "User")
+    user["address"] = _address(address1, address2, city, state, country, zip)
+    return json.dumps(user)
+
+
+@_tool("write")
+def return_delivered_order_items(db: dict, order_id: str, item_ids: list[str], payment_method_id: str) -> str:
+    """Request a return of items of a delivered order, refunded to the original payment method or a gift
+    card."""
+    order = _order(db, order_id, "delivered", "Non-delivered order cannot be returned")
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
+        raise RetailError("Payment method should be the original payment method")
+    if _missing_item(order, item_ids) is not None:
+        raise RetailError("Some item not found")
+    order["status"] = "return requested"
+    order["return_items"], order["return_payment_method_id"] = sorted(item_ids), payment_method_id
+    return json.dumps(order)
+
+
+@_tool("write")
+def exchange_delivered_order_items(db: dict, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                                   payment_method_id: str) -> str:
+    """Request an exchange of delivered items for other variants of the same products, once per order;
+    the price difference is settled with the given payment method."""
+    order = _order(db, order_id, "delivered", "Non-delivered order cannot be exchanged")
+    missing = _missing_item(order, item_ids)
+    if missing is not None:
+        raise RetailError(f"Number of {missing} not found.")
+    if len(item_ids) != len(new_item_ids):
+        raise RetailError("The number of items to be exchanged should match.")
+    diff, _ = _price_difference(db, order, list(zip(item_ids, new_item_ids)), forbid_same=False)
+    diff = round(diff, 2)
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    _check_balance(method, diff, "Insufficient gift card balance to pay for the price difference")
+    order["status"] = "exchange requested"
+    order["exchange_items"], order["exchange_new_items"] = sorted(item_ids), sorted(new_item_ids)
+    order["exchange_payment_method_id"], order["exchange_price_difference"] = payment_method_id, diff
+    return json.dumps(order)
+
+
+# ---- schemas and one call as tau2 answers it (§0) --------------------------------------------------
+
+_JSON_TYPES: dict[Any, dict[str, Any]] = {str: {"type": "string"},
+                                         list[str]: {"type": "array", "items": {"type": "string"}}}
+
+
+def _schema(function: Callable[..., str]) -> dict[str, Any]:
+    """OpenAI function schema: every argument after `db` is required, none other is allowed."""
+    hints = typing.get_type_hints(function)
+    names = list(inspect.signature(function).parameters)[1:]
+    properties = {name: copy.deepcopy(_JSON_TYPES[hints[name]]) for name in names}
+    description = " ".join(function.__doc__.split("\n\n")[0].split())  # the first paragraph, on one line
+    return {"name": function.__name__, "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": names,
+                           "additionalProperties": False}}
+
+
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {name: _schema(function) for name, function in TOOLS.items()}
+
+
+def call(db: dict, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    """(ToolMessage text, error flag) of one tool call, mutating `db` for a successful write.
+
+    Never raises for bad input: an unknown tool, a missing or extra argument (Python's TypeError text,
+    e.g. `RetailTools.get_order_details() missing 1 required positional argument: 'order_id'`) and a
+    refused call all come back as `Error: <message>` with the flag set.
+    """
+    if not isinstance(name, str) or name not in TOOLS:
+        return f"Error: Tool '{name}' not found.", True
+    if not isinstance(arguments, dict):
+        return f"Error: the arguments of {name} must be a JSON object, not {type(arguments).__name__}", True
+    try:
+        return TOOLS[name](db, **arguments), False
+    except Exception as exc:  # noqa: BLE001 - any failure is the agent's observation, as in tau2
+        return f"Error: {exc}", True
