@@ -97,7 +97,8 @@ class StepRecord(BaseModel):
     train_step: int = 0
     turn: int = 0
     call_idx: int = Field(0, description="Index of the call within its turn (turns may hold several).")
-    kind: Literal["tool", "answer", "format_error"] = "tool"
+    kind: Literal["tool", "answer", "format_error", "user"] = Field(
+        "tool", description="A tool call, the final answer, a malformed output, or a simulated user's reply (tau2).")
     reasoning: str = ""
     tool_name: str | None = None
     model: str | None = Field(None, description="Canonical model id behind an LLM tool, for repricing.")

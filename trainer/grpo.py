@@ -164,10 +164,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 
         async def one(row: Example, index: int) -> RolloutResult:
             seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4], "big")
+            task = self.environment.task(row.task_id)
             request = RolloutRequest(
-                run_id=self.run_id, task=self.environment.task(row.task_id), sample_idx=index, train_step=step,
+                run_id=self.run_id, task=task, sample_idx=index, train_step=step,
                 group_id=f"{step}:{row.example_id}", preference=dict(row.preference), preference_instruction=row.instruction,
-                seed=seed, benchmark=self.environment.source.benchmark,
+                seed=seed, benchmark=self.environment.source.benchmark, user=self.environment.source.user_for(task),
             )
             return await run_rollout(policy, self.environment.tools_for(row), request, self.environment.source.grader, config)
 

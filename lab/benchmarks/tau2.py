@@ -10,6 +10,8 @@ wants and knows), whose answer is the golden action list (`evaluation_criteria.a
 `{action_id, name, arguments, ...}`), and whose meta carries what a tau2 grader needs besides:
 `reward_basis`, `communicate_info`, `nl_assertions`, the policy text and the db path.
 `Tau2Domain` holds the policy and the loaded database for the environment that executes actions.
+The question is the whole scenario; in a rollout the orchestrator never sees it: a simulated user
+(`lab.benchmarks.tau2_user`) opens the conversation and answers what it is asked.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from typing import Any
 
 from lab.benchmarks.tau2_grading import gold_db, judge_retail, outcome_of
 from lab.benchmarks.tau2_retail import TOOL_SCHEMAS, TOOL_TYPES, call, load_retail_db
+from lab.rollout.engine import AGENT_MESSAGES
 from lab.tools.base import Observation, ToolContext
 from lab.toolspec import ToolSpec
 
@@ -96,6 +97,7 @@ async def grade_retail(task: Any, answer: str | None, context: ToolContext) -> f
     (tau2 scores only conversations that ended properly)."""
     session = context.state.get(DOMAIN) or RetailSession(db={})
     calls = [{"name": c["name"], "arguments": c["arguments"]} for c in session.calls]
-    criteria = judge_retail(task, load_retail_db(_db_path(task)), gold_state(task), calls, [answer] if answer else [])
+    said = context.state.get(AGENT_MESSAGES) or ([answer] if answer else [])  # with a simulated user: every message
+    criteria = judge_retail(task, load_retail_db(_db_path(task)), gold_state(task), calls, said)
     context.criteria = criteria
     return outcome_of(criteria, task.meta.get("reward_basis")) if answer is not None else 0.0

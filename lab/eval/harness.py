@@ -137,7 +137,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
             request = RolloutRequest(
                 run_id=run_id, task=task, sample_idx=sample_idx, group_id=f"{task.task_id}",
                 preference=prefs.for_task(task.task_id).as_dict(), preference_instruction=prefs.for_task(task.task_id).instruction,
-                seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark,
+                seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark, user=source.user_for(task),
             )
             task_tools = source.tools_for(task)
             config_here = rollout_config if allowance is None else rollout_config.model_copy(update={"cost_cap_usd": allowance})

@@ -9,7 +9,8 @@ rollout is graded as tau2 grades it (`lab.benchmarks.tau2_env`: write calls repl
 database, communicate info, golden actions; NL assertions not judged without a judge model), with the
 per-criterion verdicts stored as `criteria_json`. tau2 airline has no database here, so its golden
 actions are compared with the calls made to tools of the same names, and its `criteria_json` says the
-database was not judged. Neither has a simulated user yet: the task's whole user instruction is the question.
+database was not judged. Both talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
+it opens with the reason for the call and answers the orchestrator's questions from the scenario.
 """
 
 from __future__ import annotations
@@ -36,9 +37,14 @@ class EvalSource:
     grader: Callable[[Any, str | None, ToolContext], Any]
     records: list[TaskRecord]
     task_tools: Callable[[Any], dict[str, Tool]] | None = None
+    #: The simulated user of a task that is a conversation (tau2), else None.
+    user: Callable[[Any], Any] | None = None
 
     def tools_for(self, task: Any) -> dict[str, Tool]:
         return self.task_tools(task) if self.task_tools else {}
+
+    def user_for(self, task: Any) -> Any:
+        return self.user(task) if self.user else None
 
 
 def load_source(config: EvalConfig) -> EvalSource:
@@ -91,6 +97,7 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
     from lab.benchmarks import check_bfcl_task, load_benchmark
 
     from lab.benchmarks.tau2_env import grade_retail, retail_tools
+    from lab.benchmarks.tau2_user import ScriptedUser
 
     tasks = load_benchmark(config.benchmark, path=config.benchmark_path, split=config.split)
     base = config.benchmark.split(":")[0]
@@ -117,7 +124,12 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
             return {a["name"]: RecordingTool(_action_spec(a["name"])) for a in task.answer or [] if isinstance(a, dict)}
         return {}
 
-    return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools)
+    scripted_user = ScriptedUser()
+
+    def user(task: Any) -> Any:
+        return scripted_user if getattr(task, "benchmark", "") == "tau2" else None
+
+    return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools, user=user)
 
 
 def _executable(task: Any) -> bool:

@@ -55,6 +55,13 @@ class RolloutRequest:
     preference_instruction: str | None = None
     seed: int = 0
     benchmark: str = ""
+    #: A simulated user (`lab.benchmarks.tau2_user`): it opens the conversation instead of the task's
+    #: question, reads every answer, and the rollout goes on with its reply until it ends the call.
+    user: Any = None
+
+
+#: `context.state` key of the messages the orchestrator wrote to the user (its answers), in order.
+AGENT_MESSAGES = "agent_messages"
 
 
 @dataclass
@@ -110,11 +117,13 @@ async def run_rollout(
     task = request.task
     specs = [tool.spec for tool in tools.values()]
     context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed), findings=[])
-    seen = task if getattr(policy, "privileged", False) else TaskView(task_id=task.task_id, question=task.question)
+    user = request.user.session(task) if request.user is not None else None
+    question = user.opening() if user is not None else task.question
+    seen = task if getattr(policy, "privileged", False) else TaskView(task_id=task.task_id, question=question)
     session = policy.session(seen, specs, request.seed)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(specs, request.preference_instruction)},
-        {"role": "user", "content": task.question},
+        {"role": "user", "content": question},
     ]
     state = _State()
     started = time.monotonic()
@@ -131,7 +140,7 @@ async def run_rollout(
             messages.append(_assistant_message(output.text, output.native_calls))
             turn_latency = await _apply_turn(parsed, turn, tools, context, config, request, state, messages)
             state.latency_s += output.latency_s + turn_latency
-            if state.answer is not None:
+            if state.answer is not None and (user is None or await _user_ends(user, turn, request, state, messages, context)):
                 break
             state.stop_reason, state.cut = _cap_reached(config, state, time.monotonic() - started)
             if state.stop_reason:
@@ -159,6 +168,23 @@ async def run_rollout(
         criteria_json=json.dumps(context.criteria, sort_keys=True) if context.criteria is not None else None,
     )
     return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable)
+
+
+async def _user_ends(user: Any, turn: int, request: RolloutRequest, state: _State,
+                     messages: list[dict[str, Any]], context: ToolContext) -> bool:
+    """Hand the orchestrator's answer to the simulated user; True when the user ended the call, else
+    its reply becomes the next user message and the rollout goes on (the answer was a message, not the end)."""
+    context.state.setdefault(AGENT_MESSAGES, []).append(state.answer)
+    reply = await user.reply(state.answer)
+    index = 1 + max((s.call_idx for s in state.steps if s.turn == turn), default=-1)
+    state.steps.append(StepRecord(run_id=request.run_id, task_id=request.task.task_id, sample_idx=request.sample_idx,
+                                  train_step=request.train_step, turn=turn, call_idx=index, kind="user",
+                                  observation=reply.text))
+    if reply.ended:
+        return True
+    messages.append({"role": "user", "content": reply.text})
+    state.answer = None
+    return False
 
 
 def _status(state: _State, error: str | None) -> str:
