@@ -9,6 +9,7 @@ reports must say which were judged: NL assertions need a judge model, and withou
 
 from __future__ import annotations
 
+import json
 import marshal
 from collections.abc import Iterable
 from typing import Any
@@ -114,12 +115,35 @@ def judge_retail(task: Any, initial_db: dict, gold: dict, calls: list[dict[str, 
 
 def outcome_of(criteria: dict[str, bool | None], reward_basis: list[str] | None) -> float:
     """1.0 when every judged criterion of the task's basis passed, else 0.0; criteria that were not
-    judged (None) are left out here and named by `unjudged`, so reports can say what the 1 rests on."""
+    judged (None) are left out here, and stay null in the stored `criteria_json`."""
     names = {BASIS_CRITERION[b] for b in (reward_basis or DEFAULT_BASIS) if b in BASIS_CRITERION}
     return float(all(criteria[name] for name in names if criteria.get(name) is not None))
 
 
-def unjudged(criteria: dict[str, bool | None], reward_basis: list[str] | None) -> list[str]:
-    """The criteria of the task's basis that no one judged (e.g. NL assertions without a judge model)."""
-    names = sorted({BASIS_CRITERION[b] for b in (reward_basis or DEFAULT_BASIS) if b in BASIS_CRITERION})
-    return [name for name in names if criteria.get(name) is None]
+# ---- NL assertions (§3.5), with a judge model ---------------------------------------------------------
+
+_JUDGE_GUIDE = """You judge a customer-service conversation. For each expected outcome below, decide from the
+conversation alone whether it was met. Reply with JSON only, in this form:
+{"results": [{"expectedOutcome": "<the outcome>", "reasoning": "<one sentence>", "metExpectation": true}]}"""
+
+
+async def judge_nl(tool: Any, assertions: list[str], conversation: list[dict[str, Any]]) -> tuple[bool | None, str | None]:
+    """(verdict, problem) of an LLM judge on the task's NL assertions over the whole conversation,
+    rendered as tau2 renders it (`role: content` lines). Unlike tau2, a reply that is not the asked
+    JSON, or that judges fewer outcomes than asked (tau2 scores an empty list 1.0), is not judged:
+    (None, what was wrong), so a broken judge never passes a task."""
+    transcript = "\n".join(f"{m.get('role')}: {m.get('content')}" for m in conversation if m.get("role") != "system")
+    outcomes = "\n".join(f"- {a}" for a in assertions)
+    prompt = f"{_JUDGE_GUIDE}\n\nExpected outcomes:\n{outcomes}\n\nConversation:\n{transcript}"
+    observation = await tool.execute({"prompt": prompt})
+    if observation.error is not None:
+        return None, f"judge failed: {observation.error}"
+    text = observation.text
+    try:
+        results = json.loads(text[text.index("{"): text.rindex("}") + 1])["results"]
+        met = [bool(r["metExpectation"]) for r in results]
+    except (ValueError, KeyError, TypeError):
+        return None, f"judge reply is not the asked JSON: {text[:200]!r}"
+    if len(met) < len(assertions):
+        return None, f"judge judged {len(met)} of {len(assertions)} outcomes"
+    return all(met), None

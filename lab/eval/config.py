@@ -13,7 +13,7 @@ from lab.errors import LabInputError, first_error
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
-_LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step")
+_LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -48,6 +48,8 @@ class EvalConfig(BaseModel):
     observation_chars: int = Field(6000, ge=100, description="Tool output shown to the orchestrator is cut here.")
     orchestrator_latency_per_token_s: float | None = Field(
         None, gt=0, description="hf: report generated tokens x this as the orchestrator's latency, not its wall time.")
+    user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
+    judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")

@@ -25,10 +25,12 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
 from lab.policies import make_policy
@@ -80,6 +82,10 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     source = load_source(config)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     tools = build_tools(toolkit)
+    if config.user != "scripted":
+        source.user = _llm_user(source.user, _llm_tool(tools, config.user, "--user", config.toolkit))
+    if config.judge:
+        source.grader = _judged(source.grader, _llm_tool(tools, config.judge, "--judge", config.toolkit))
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
                          latency_per_token_s=config.orchestrator_latency_per_token_s)
@@ -209,6 +215,41 @@ def _count(result: RolloutResult, summary: RunSummary) -> bool:
     summary.cost_usd += traj.cost_usd
     summary.latency_s += traj.latency_s
     return True
+
+
+def _llm_tool(tools: dict[str, Any], name: str, flag: str, toolkit: str) -> Any:
+    tool = tools.get(name)
+    if tool is None or not tool.spec.model:
+        llms = ", ".join(n for n, t in tools.items() if t.spec.model) or "none"
+        raise LabInputError(f"{flag} {name!r}: not an LLM tool of toolkit '{toolkit}' (its LLM tools: {llms})")
+    return tool
+
+
+def _llm_user(scripted: Any, tool: Any) -> Any:
+    """The LLM `tool` as the simulated user of every task that has one."""
+    from lab.benchmarks.tau2_user import LLMUser
+
+    simulator = LLMUser(tool)
+    return lambda task: simulator if scripted is not None and scripted(task) is not None else None
+
+
+def _judged(grader: Any, tool: Any) -> Any:
+    """`grader`, then the LLM `tool` judging the NL assertions it left unjudged (tau2 tasks)."""
+    from lab.benchmarks.tau2_grading import judge_nl, outcome_of
+    from lab.rollout.engine import CONVERSATION
+
+    async def graded(task: Any, answer: str | None, context: Any) -> float:
+        outcome = await grader(task, answer, context)
+        assertions = (getattr(task, "meta", None) or {}).get("nl_assertions")
+        if context.criteria is None or context.criteria.get("nl") is not None or not assertions:
+            return outcome
+        verdict, problem = await judge_nl(tool, assertions, context.state.get(CONVERSATION, []))
+        context.criteria["nl"] = verdict
+        if problem:
+            context.criteria["nl_problem"] = problem  # shown with the trajectory: a broken judge is visible
+        return outcome_of(context.criteria, task.meta.get("reward_basis")) if answer is not None else 0.0
+
+    return graded
 
 
 class _Budget:

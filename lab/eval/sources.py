@@ -95,7 +95,6 @@ def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
 
 def _benchmark_source(config: EvalConfig) -> EvalSource:
     from lab.benchmarks import check_bfcl_task, load_benchmark
-
     from lab.benchmarks.tau2_env import grade_retail, retail_tools
     from lab.benchmarks.tau2_user import ScriptedUser
 

@@ -19,7 +19,7 @@ def run_summaries(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     df = queries.runs_summary_df(store)
     df = df[df.run_id.isin(list(run_ids))].set_index("run_id").reindex(list(run_ids)).reset_index()
     return df[["run_id", "orchestrator", "benchmark", "status", "trajectories", "errors", "cut", "accuracy",
-               "cost_usd", "latency_s"]]
+               "cost_usd", "latency_s", "unjudged"]]
 
 
 def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: Console) -> None:
@@ -37,6 +37,11 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
             "-" if pd.isna(row.latency_s) else f"{row.latency_s:.1f}",
         )
     console.print(out)
+    for row in table.itertuples():
+        if row.unjudged:
+            console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have criteria nobody "
+                          "judged (null in criteria_json, e.g. NL assertions without --judge); their outcome counts the "
+                          "judged criteria only[/]")
     for summary in summaries:
         if summary.unavailable:
             console.print(f"[red]{summary.run_id}: {summary.unavailable} rollouts not run (endpoint unavailable); "

@@ -62,6 +62,8 @@ class RolloutRequest:
 
 #: `context.state` key of the messages the orchestrator wrote to the user (its answers), in order.
 AGENT_MESSAGES = "agent_messages"
+#: `context.state` key of the rollout's whole message list (what a judge of the conversation reads).
+CONVERSATION = "conversation"
 
 
 @dataclass
@@ -125,6 +127,7 @@ async def run_rollout(
         {"role": "system", "content": system_prompt(specs, request.preference_instruction)},
         {"role": "user", "content": question},
     ]
+    context.state[CONVERSATION] = messages
     state = _State()
     started = time.monotonic()
     error: str | None = None

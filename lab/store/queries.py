@@ -29,14 +29,17 @@ def runs_df(store: Store) -> pd.DataFrame:
 def runs_summary_df(store: Store) -> pd.DataFrame:
     """Runs with their finished trajectories (cut ones excluded), accuracy (mean outcome over those),
     errors (trajectories with status `error`, included in accuracy as failures), cut (rollouts the
-    budget stopped; a resume re-runs them), total cost of everything spent and mean latency."""
+    budget stopped; a resume re-runs them), total cost of everything spent, mean latency, and unjudged
+    (trajectories with a criterion nobody judged: a null in `criteria_json`, e.g. tau2 NL assertions
+    without a judge model; their outcome rests on the judged criteria alone)."""
     return store._read(
         "SELECT r.run_id, r.kind, r.name, r.orchestrator, r.benchmark, r.pricing, r.status, r.started_at, "
         "r.finished_at, count(t.task_id) FILTER (WHERE t.status <> 'cut') AS trajectories, "
         "avg(t.outcome) FILTER (WHERE t.status <> 'cut') AS accuracy, "
         "count(t.task_id) FILTER (WHERE t.status = 'error') AS errors, "
         "count(t.task_id) FILTER (WHERE t.status = 'cut') AS cut, "
-        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) FILTER (WHERE t.status <> 'cut') AS latency_s "
+        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) FILTER (WHERE t.status <> 'cut') AS latency_s, "
+        "count(t.task_id) FILTER (WHERE t.status <> 'cut' AND t.criteria_json LIKE '%: null%') AS unjudged "
         "FROM runs r LEFT JOIN trajectories t USING (run_id) GROUP BY ALL ORDER BY r.started_at DESC, r.run_id"
     )
 

@@ -52,7 +52,7 @@ class ToolContext:
     state: dict[str, Any] = field(default_factory=dict)
     #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
     #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
-    criteria: dict[str, bool | None] | None = None
+    criteria: dict[str, Any] | None = None
 
 
 @runtime_checkable

@@ -122,3 +122,21 @@ def test_the_llm_user_gets_the_scenario_and_the_conversation_and_ends_on_a_marke
     assert reply.ended
     prompt = tool.prompts[0]
     assert "known_info: My name is Yara." in prompt and "agent: Your order is cancelled." in prompt and STOP in prompt
+
+
+def test_an_llm_tool_of_the_toolkit_can_play_the_user_and_a_wrong_name_is_one_line(tmp_path):
+    from rich.console import Console
+
+    from lab.errors import LabInputError
+    from lab.eval.harness import run_eval
+    from lab.store import Store, queries
+
+    store, quiet = Store(tmp_path / "u.duckdb"), Console(quiet=True)
+    base = dict(benchmark="tau2:retail", split="test", orchestrator="scripted:oracle", limit=1, max_turns=[8])
+    with pytest.raises(LabInputError) as info:
+        run_eval(EvalConfig.build(**base, user="nope"), store, quiet)
+    assert "--user 'nope': not an LLM tool" in str(info.value) and "\n" not in str(info.value)
+    (summary,) = run_eval(EvalConfig.build(**base, user="sim:gpt-5-mini"), store, quiet)
+    steps = queries.steps_df(store, summary.run_id)
+    replies = steps[steps.kind == "user"].observation
+    assert len(replies) and all(r.startswith("[simulated gpt-5-mini]") for r in replies)

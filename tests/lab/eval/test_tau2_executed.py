@@ -106,12 +106,15 @@ def test_rollouts_do_not_see_each_others_writes(retail):
 
 def test_the_oracle_replays_golden_actions_end_to_end_and_the_store_keeps_the_criteria(tmp_path: Path):
     store = Store(tmp_path / "t.duckdb")
-    config = EvalConfig.build(benchmark="tau2:retail", split="test", orchestrator="scripted:oracle", limit=3)
+    config = EvalConfig.build(benchmark="tau2:retail", split="test", orchestrator="scripted:oracle",
+                              tasks=["retail-5", "retail-9", "retail-36"])  # 36 has NL assertions
     (summary,) = run_eval(config, store, Console(quiet=True))
     trajs = queries.trajectories_df(store, [summary.run_id])
     assert len(trajs) == 3 and list(trajs.outcome) == [1.0, 1.0, 1.0]
     for row in trajs.itertuples():
         assert json.loads(row.criteria_json)["db"] is True
+    # the run summary says what the accuracy does not rest on
+    assert queries.runs_summary_df(store).set_index("run_id").unjudged[summary.run_id] == 1
 
 
 def test_airline_has_no_database_and_says_so(tmp_path: Path):
@@ -125,3 +128,45 @@ def _db() -> dict:
     from lab.benchmarks.tau2_retail import load_retail_db
 
     return load_retail_db()
+
+
+class Judge:
+    """An LLM tool standing in for the judge model: replies with `reply`, records the prompt."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.prompts = reply, []
+
+    async def execute(self, arguments: dict[str, Any], context: Any = None) -> Any:
+        from lab.tools.base import Observation
+
+        self.prompts.append(arguments["prompt"])
+        return Observation(text=self.reply)
+
+
+def verdicts(*met: bool) -> str:
+    return json.dumps({"results": [{"expectedOutcome": "x", "reasoning": "y", "metExpectation": m} for m in met]})
+
+
+@pytest.mark.parametrize("reply, expected", [
+    (verdicts(True, True), (True, None)),
+    (verdicts(True, False), (False, None)),
+    ("I think it went fine.", (None, "judge reply is not the asked JSON")),
+    (verdicts(), (None, "judge judged 0 of 2 outcomes")),  # tau2 would score an empty list 1.0
+])
+def test_the_nl_judge_passes_only_a_full_positive_verdict(reply, expected):
+    from lab.benchmarks.tau2_grading import judge_nl
+
+    verdict, problem = asyncio.run(judge_nl(Judge(reply), ["a", "b"], [{"role": "user", "content": "hi"}]))
+    assert verdict == expected[0] and (problem or "").startswith(expected[1] or "")
+
+
+def test_with_a_judge_the_nl_criterion_is_judged_over_the_conversation_and_decides_the_outcome(retail):
+    from lab.eval.harness import _judged
+
+    task = next(t for t in retail.tasks if t.meta["nl_assertions"] and "NL_ASSERTION" in t.meta["reward_basis"])
+    for met, outcome in ((True, 1.0), (False, 0.0)):
+        judge = Judge(verdicts(*[met] * len(task.meta["nl_assertions"])))
+        graded = type(retail)(**{**retail.__dict__, "grader": _judged(retail.grader, judge)})
+        got, criteria = play(graded, task.task_id, golden(retail, task.task_id))
+        assert (got, criteria["nl"], criteria["db"]) == (outcome, met, True)
+        assert task.meta["nl_assertions"][0] in judge.prompts[0]
