@@ -24,7 +24,7 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    benchmark: str = Field("world", description="world, frames, hle, tau2[:domain], toolscale or bfcl[:category].")
+    benchmark: str = Field("world", description="world, frames, hle, tau2[:domain], toolscale[:DIR] (synthesized domains) or bfcl[:category].")
     benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
     split: str | None = Field("test", description="Task split; None for all.")
     orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")

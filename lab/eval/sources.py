@@ -9,7 +9,8 @@ rollout is graded as tau2 grades it (`lab.benchmarks.tau2_env`: write calls repl
 database, communicate info, golden actions; NL assertions not judged without a judge model), with the
 per-criterion verdicts stored as `criteria_json`. tau2 airline has no database here, so its golden
 actions are compared with the calls made to tools of the same names, and its `criteria_json` says the
-database was not judged. Both talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
+database was not judged. `toolscale:DIR` runs the domains `orchestra synth` wrote (`lab.synth.env`), graded
+the same way. All of them talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
 it opens with the reason for the call and answers the orchestrator's questions from the scenario.
 """
 
@@ -49,7 +50,9 @@ class EvalSource:
 
 def load_source(config: EvalConfig) -> EvalSource:
     base, _, qualifier = config.benchmark.partition(":")
-    if base in ("world", "toolscale"):
+    if base == "toolscale" and qualifier:
+        source = _synth_source(config, qualifier)
+    elif base in ("world", "toolscale"):
         source = _world_source(config, only_tau2=base == "toolscale")
     else:
         source = _benchmark_source(config)
@@ -129,6 +132,19 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
         return scripted_user if getattr(task, "benchmark", "") == "tau2" else None
 
     return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools, user=user)
+
+
+def _synth_source(config: EvalConfig, folder: str) -> EvalSource:
+    """`toolscale:DIR`: the domain folders `orchestra synth` wrote, executed and graded as tau2 grades."""
+    from lab.benchmarks.tau2 import load_tau2
+    from lab.benchmarks.tau2_user import ScriptedUser
+    from lab.synth.env import domain_of, domain_tools, grade_synth
+
+    tasks = load_tau2(folder, split=config.split, domain=None)
+    tools = {name: domain_tools(domain_of(t)) for t in tasks for name in [t.domain]}
+    user = ScriptedUser()
+    return EvalSource("toolscale", tasks, grade_synth, [t.to_record() for t in tasks],
+                      task_tools=lambda task: dict(tools[task.domain]), user=lambda task: user)
 
 
 def _executable(task: Any) -> bool:

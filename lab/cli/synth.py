@@ -1,0 +1,78 @@
+"""`orchestra synth`: build ToolScale domains offline, verify their tasks, write them as tau2 folders.
+
+    orchestra synth --domains all --tasks-per-domain 30 --out data/toolscale
+    orchestra eval --benchmark toolscale:data/toolscale --orchestrator scripted:oracle
+
+The run and its statistics (per domain: generated, dropped by each filter, kept) are recorded in the
+store as a `kind='synth'` run, so a dataset can be traced to the seed and code that made it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from lab.cli import app
+from lab.cli.options import DbOption, JsonOption, console, print_json
+from lab.errors import LabInputError
+
+
+@app.command("synth")
+def synth(
+    out: Path = typer.Option(..., "--out", help="Folder for the domain folders (tasks.json, split_tasks.json, db.json, policy.md)."),
+    domains: str = typer.Option("all", "--domains", help="Comma-separated domain names, or all."),
+    tasks_per_domain: int = typer.Option(30, "--tasks-per-domain", min=1, help="Verified tasks to keep per domain."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the data and the tasks (each seed a different dataset)."),
+    db: Optional[str] = DbOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Synthesize tool-use domains and verified multi-turn tasks (ToolScale, offline)."""
+    from lab.eval.harness import git_sha
+    from lab.records import RunRecord
+    from lab.store import Store, resolve_db_path
+    from lab.synth import DOMAINS, build_domain
+    from lab.synth.export import export_domain, folder_hash, pack
+
+    names = list(DOMAINS) if domains == "all" else [d.strip() for d in domains.split(",") if d.strip()]
+    unknown = [n for n in names if n not in DOMAINS]
+    if unknown or not names:
+        raise LabInputError(f"--domains: unknown domain '{(unknown or [domains])[0]}' (choose from {', '.join(DOMAINS)} or all)")
+    config = {"domains": names, "tasks_per_domain": tasks_per_domain, "seed": seed, "out": str(out)}
+    run_id = "synth-" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+    store = Store(resolve_db_path(db))
+    store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth", config_json=json.dumps(config),
+                              git_sha=git_sha(), benchmark=f"toolscale:{out}"))
+    stats: dict[str, dict] = {}
+    try:
+        with Progress(console=console, disable=as_json, transient=True) as progress:
+            bar = progress.add_task("synth", total=len(names))
+            for name in names:
+                progress.update(bar, description=f"synth {name}")
+                domain, data, tasks, counts = build_domain(name, tasks_per_domain, seed)
+                folder = export_domain(pack(domain, data, tasks, seed), out / name)
+                stats[name] = {"tools": len(domain.tools), **counts, "folder_hash": folder_hash(folder)}
+                progress.advance(bar)
+    except BaseException:
+        store.finish_run(run_id, "failed")
+        raise
+    store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth", config_json=json.dumps({**config, "stats": stats}),
+                              git_sha=git_sha(), benchmark=f"toolscale:{out}"))
+    store.finish_run(run_id)
+    if as_json:
+        print_json({"run_id": run_id, "out": str(out), "stats": stats})
+        return
+    table = Table(title=f"ToolScale synthesis ({run_id})")
+    filters = sorted({k for s in stats.values() for k in s if k.startswith("filter/")})
+    for column in ("domain", "tools", "generated", *[f.removeprefix("filter/") for f in filters], "kept"):
+        table.add_column(column, justify="left" if column == "domain" else "right")
+    for name, s in stats.items():
+        table.add_row(name, str(s["tools"]), str(s.get("tasks/generated", 0)), *[str(s.get(f, 0)) for f in filters],
+                      str(s.get("tasks/kept", 0)))
+    console.print(table)
+    console.print(f"next: orchestra eval --benchmark toolscale:{out} --split test --orchestrator scripted:oracle")

@@ -1,0 +1,64 @@
+"""The offline, seeded half of the paper's ToolScale pipeline (§3.3): domains, tasks, filters, export.
+
+A domain is a database schema, seeded data, typed tools and a policy (`lab.synth.domain`); tasks
+come from templates whose golden chains are run on the data (`lab.synth.tasks`); only tasks that pass
+the filters are kept (`lab.synth.verify`); a domain folder in tau2's layout is written and read by
+`lab.synth.export`. The LLM half of ToolScale (an LLM proposing domains and tasks) is not here: these
+domains and templates are written by hand, in the shape an LLM-proposed one would have to fit.
+
+    domain, db, tasks, stats = build_domain("bank", n_tasks=30, seed=0)
+    export_domain("out/bank", db, tasks, domain.policy, seed=0)
+
+Adding a domain: a module in `lab/synth/domains/` defining its `DOMAIN`, one with its `RECIPE`, and
+an entry in both registries below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lab.errors import LabInputError
+from lab.synth.domain import Domain
+from lab.synth.domains import bank, bank_tasks, restaurant, restaurant_tasks
+from lab.synth.tasks import TaskRecipe, make_task
+from lab.synth.verify import canonical_hash, tally, verify_task
+
+DOMAINS: dict[str, Domain] = {"bank": bank.DOMAIN, "restaurant": restaurant.DOMAIN}
+RECIPES: dict[str, TaskRecipe] = {"bank": bank_tasks.RECIPE, "restaurant": restaurant_tasks.RECIPE}
+
+#: Candidates tried per task asked for, before giving up with fewer (templates that rarely fit).
+MAX_CANDIDATES_PER_TASK = 5
+
+
+def build_domain(name: str, n_tasks: int, seed: int,
+                 size: int | None = None) -> tuple[Domain, dict[str, Any], list[dict[str, Any]], dict[str, int]]:
+    """(domain, db, kept tasks, counts) for `n_tasks` verified tasks of domain `name` from `seed`.
+
+    Candidates 0, 1, 2, ... are generated and verified one by one until `n_tasks` are kept (fewer only
+    if `MAX_CANDIDATES_PER_TASK * n_tasks` candidates do not suffice). Kept tasks keep their candidate
+    number as id, so the gaps show what was dropped. Counts are `tasks/generated`, `tasks/kept`,
+    `tasks/no_subject` (candidates no subject fitted), `filter/<name>` per filter (tasks it dropped),
+    and the kept tasks per `difficulty/<level>/kept` and per `template/<name>/kept` (an evolved task's
+    template is `<base>+<follow-up>`).
+    """
+    if name not in DOMAINS:
+        raise LabInputError(f"unknown synthetic domain '{name}' (choose from {', '.join(DOMAINS)})")
+    domain, recipe = DOMAINS[name], RECIPES[name]
+    db = domain.make_db(seed, size)
+    start_hash = canonical_hash(db)
+    tasks, verdicts, no_subject = [], [], 0
+    kept: dict[str, int] = {}
+    for index in range(MAX_CANDIDATES_PER_TASK * n_tasks):
+        if len(tasks) == n_tasks:
+            break
+        candidate = make_task(domain, recipe, db, seed, index)
+        if candidate is None:
+            no_subject += 1
+            continue
+        verdict = verify_task(domain, db, candidate.task, start_hash)
+        verdicts.append(verdict)
+        if verdict.kept:
+            tasks.append(candidate.task)
+            for key in (f"difficulty/{candidate.difficulty}/kept", f"template/{candidate.template}/kept"):
+                kept[key] = kept.get(key, 0) + 1
+    return domain, db, tasks, {**tally(verdicts), "tasks/no_subject": no_subject, **dict(sorted(kept.items()))}
