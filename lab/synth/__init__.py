@@ -19,12 +19,15 @@ from typing import Any
 
 from lab.errors import LabInputError
 from lab.synth.domain import Domain
-from lab.synth.domains import bank, bank_tasks, restaurant, restaurant_tasks
+from lab.synth.domains import (bank, bank_tasks, ecommerce, ecommerce_tasks, railway, railway_tasks, restaurant,
+                               restaurant_tasks)
 from lab.synth.tasks import TaskRecipe, make_task
 from lab.synth.verify import canonical_hash, tally, verify_task
 
-DOMAINS: dict[str, Domain] = {"bank": bank.DOMAIN, "restaurant": restaurant.DOMAIN}
-RECIPES: dict[str, TaskRecipe] = {"bank": bank_tasks.RECIPE, "restaurant": restaurant_tasks.RECIPE}
+DOMAINS: dict[str, Domain] = {"bank": bank.DOMAIN, "restaurant": restaurant.DOMAIN, "ecommerce": ecommerce.DOMAIN,
+                              "railway": railway.DOMAIN}
+RECIPES: dict[str, TaskRecipe] = {"bank": bank_tasks.RECIPE, "restaurant": restaurant_tasks.RECIPE,
+                                  "ecommerce": ecommerce_tasks.RECIPE, "railway": railway_tasks.RECIPE}
 
 #: Candidates tried per task asked for, before giving up with fewer (templates that rarely fit).
 MAX_CANDIDATES_PER_TASK = 5

@@ -14,6 +14,7 @@ from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.eval.sources import load_source
 from lab.store import Store, queries
+from lab.synth import DOMAINS
 from lab.tools.base import ToolContext
 
 
@@ -27,7 +28,7 @@ def test_synth_then_eval_the_written_domains(tmp_path: Path):
     done = orchestra("synth", "--domains", "all", "--tasks-per-domain", "6", "--out", str(out), "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    for name in ("bank", "restaurant"):
+    for name in DOMAINS:
         assert {p.name for p in (out / name).iterdir()} == {"tasks.json", "split_tasks.json", "db.json", "policy.md"}
         assert report["stats"][name]["tasks/kept"] == 6 == len(json.loads((out / name / "tasks.json").read_text()))
     (run,) = [r for r in queries.runs_df(Store(db)).itertuples() if r.kind == "synth"]
@@ -37,7 +38,7 @@ def test_synth_then_eval_the_written_domains(tmp_path: Path):
     config = EvalConfig.build(benchmark=f"toolscale:{out}", split="base", orchestrator="scripted:oracle")
     (summary,) = run_eval(config, store, Console(quiet=True))
     trajs = queries.trajectories_df(store, [summary.run_id])
-    assert len(trajs) == 12 and trajs.outcome.eq(1.0).all()  # the golden chains, played through the engine
+    assert len(trajs) == 6 * len(DOMAINS) and trajs.outcome.eq(1.0).all()  # the golden chains, played through the engine
     assert all(json.loads(c)["db"] for c in trajs.criteria_json)
 
     # and the database check is the real one: the same task without its writes fails
