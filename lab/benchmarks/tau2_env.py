@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lab.benchmarks.tau2_grading import gold_db, judge_retail, outcome_of
-from lab.benchmarks.tau2_retail import TOOL_SCHEMAS, TOOL_TYPES, call, load_retail_db
+from lab.benchmarks.tau2_retail import TOOL_SCHEMAS, TOOL_TYPES, call, load_retail_db, retail_db_snapshot
 from lab.rollout.engine import AGENT_MESSAGES
 from lab.tools.base import Observation, ToolContext
 from lab.toolspec import ToolSpec
@@ -85,7 +85,7 @@ def gold_state(task: Any) -> dict[str, Any]:
     compared with the same one)."""
     key = (task.task_id, _db_path(task))
     if key not in _GOLD:
-        _GOLD[key] = gold_db(task, load_retail_db(key[1]))
+        _GOLD[key] = gold_db(task, retail_db_snapshot(key[1]))
     return _GOLD[key]
 
 
@@ -98,6 +98,6 @@ async def grade_retail(task: Any, answer: str | None, context: ToolContext) -> f
     session = context.state.get(DOMAIN) or RetailSession(db={})
     calls = [{"name": c["name"], "arguments": c["arguments"]} for c in session.calls]
     said = context.state.get(AGENT_MESSAGES) or ([answer] if answer else [])  # with a simulated user: every message
-    criteria = judge_retail(task, load_retail_db(_db_path(task)), gold_state(task), calls, said)
+    criteria = judge_retail(task, retail_db_snapshot(_db_path(task)), gold_state(task), calls, said)
     context.criteria = criteria
     return outcome_of(criteria, task.meta.get("reward_basis")) if answer is not None else 0.0

@@ -138,8 +138,14 @@ def _copy_order(order: dict) -> dict:
 
 def load_retail_db(path: str | Path | None = None) -> dict:
     """A fresh canonical copy of db.json: `path` is the file, its folder, or None for the shared data."""
+    return copy_db(retail_db_snapshot(path))
+
+
+def retail_db_snapshot(path: str | Path | None = None) -> dict:
+    """The cached canonical db.json itself, never to be mutated: for the checks that copy it anyway
+    (`tau2_grading.replay_writes`, `gold_db`), so a grading does not copy 2.8 MB twice."""
     file = Path(path) if path is not None and Path(path).is_file() else domain_dir("retail", path) / DB_FILE
-    return copy_db(_cached_db(file.resolve()))
+    return _cached_db(file.resolve())
 
 
 def canonical_hash(db: dict) -> str:

@@ -141,7 +141,7 @@ def _synth_source(config: EvalConfig, folder: str) -> EvalSource:
     from lab.synth.env import domain_of, domain_tools, grade_synth
 
     tasks = load_tau2(folder, split=config.split, domain=None)
-    tools = {name: domain_tools(domain_of(t)) for t in tasks for name in [t.domain]}
+    tools = {t.domain: domain_tools(domain_of(t)) for t in {t.domain: t for t in tasks}.values()}  # once per domain
     user = ScriptedUser()
     return EvalSource("toolscale", tasks, grade_synth, [t.to_record() for t in tasks],
                       task_tools=lambda task: dict(tools[task.domain]), user=lambda task: user)

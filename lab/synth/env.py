@@ -85,7 +85,7 @@ def _gold_hash(task: Any, domain: Domain) -> str:
     key = (task.task_id, str(task.meta["db_path"]))
     if key not in _GOLD:
         raw = {"evaluation_criteria": {"actions": list(task.answer or [])}}
-        _GOLD[key] = run_golden(domain, start_db(task), raw).gold_hash
+        _GOLD[key] = run_golden(domain, _start_db(key[1]), raw).gold_hash  # run_golden works on its own copy
     return _GOLD[key]
 
 
@@ -96,7 +96,7 @@ async def grade_synth(task: Any, answer: str | None, context: ToolContext) -> fl
     calls = session.calls if session else []
     said = context.state.get(AGENT_MESSAGES) or ([answer] if answer else [])
     context.criteria = {
-        "db": canonical_hash(replay_writes(domain, start_db(task), calls)) == _gold_hash(task, domain),
+        "db": canonical_hash(replay_writes(domain, _start_db(str(task.meta["db_path"])), calls)) == _gold_hash(task, domain),
         "communicate": communicate_ok(task.meta.get("communicate_info"), said),
         "actions": actions_ok(list(task.answer or []), calls),
         "nl": None if task.meta.get("nl_assertions") else True,
