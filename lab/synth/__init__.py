@@ -9,25 +9,35 @@ domains and templates are written by hand, in the shape an LLM-proposed one woul
     domain, db, tasks, stats = build_domain("bank", n_tasks=30, seed=0)
     export_domain("out/bank", db, tasks, domain.policy, seed=0)
 
-Adding a domain: a module in `lab/synth/domains/` defining its `DOMAIN`, one with its `RECIPE`, and
-an entry in both registries below.
+Adding a domain: a module `lab/synth/domains/<name>.py` defining its `DOMAIN` and one
+`<name>_tasks.py` defining its `RECIPE`; the registries below find them (helpers go in `<name>_data.py`).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from lab.errors import LabInputError
+from lab.synth import domains as _domains_package
 from lab.synth.domain import Domain
-from lab.synth.domains import (bank, bank_tasks, ecommerce, ecommerce_tasks, railway, railway_tasks, restaurant,
-                               restaurant_tasks)
 from lab.synth.tasks import TaskRecipe, make_task
 from lab.synth.verify import canonical_hash, tally, verify_task
 
-DOMAINS: dict[str, Domain] = {"bank": bank.DOMAIN, "restaurant": restaurant.DOMAIN, "ecommerce": ecommerce.DOMAIN,
-                              "railway": railway.DOMAIN}
-RECIPES: dict[str, TaskRecipe] = {"bank": bank_tasks.RECIPE, "restaurant": restaurant_tasks.RECIPE,
-                                  "ecommerce": ecommerce_tasks.RECIPE, "railway": railway_tasks.RECIPE}
+
+def _registered() -> list[str]:
+    """Domain names, sorted: the modules of `lab.synth.domains` that have a `<name>_tasks` companion."""
+    modules = {info.name for info in pkgutil.iter_modules(_domains_package.__path__)}
+    return sorted(name for name in modules if f"{name}_tasks" in modules)
+
+
+def _load(name: str, suffix: str, attribute: str) -> Any:
+    return getattr(importlib.import_module(f"lab.synth.domains.{name}{suffix}"), attribute)
+
+
+DOMAINS: dict[str, Domain] = {name: _load(name, "", "DOMAIN") for name in _registered()}
+RECIPES: dict[str, TaskRecipe] = {name: _load(name, "_tasks", "RECIPE") for name in _registered()}
 
 #: Candidates tried per task asked for, before giving up with fewer (templates that rarely fit).
 MAX_CANDIDATES_PER_TASK = 5
