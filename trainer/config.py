@@ -43,9 +43,11 @@ class OrchestraGRPOConfig(GRPOConfig):
             `tiny-qwen3`: its tokenizer (`world`: a BPE of `vocab_size` tokens trained on the offline
             world, or `smollm2`) and Qwen3Config fields (hidden_size, num_hidden_layers, ...).
         benchmark (`str`, defaults to `"world"`):
-            `world` (the offline world's train split) or `toolscale` (its tau2-style tasks).
+            `world` (the offline world's train split; `world:bookshop` for its tau2-like shop alone),
+            `toolscale` (the default synthesized ToolScale dataset) or `toolscale:DIR` (a folder
+            `orchestra synth` wrote): multi-turn tasks with a simulated user, graded by database.
         families (`list[str]`):
-            World task families to train on (`frames`, `hle`, `tau2`); empty means all.
+            World task families to train on (`frames`, `hle`, `tau2`); empty means all. World only.
         toolkit (`str`, defaults to `"paper"`):
             Toolkit name or YAML path; both shapes work (free-form tools, or the paper's slot tools).
         train_split / eval_split (`str`):
@@ -109,7 +111,7 @@ class OrchestraGRPOConfig(GRPOConfig):
         "tokenizer": "world", "vocab_size": 4096, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
         "intermediate_size": 384,
     }, metadata={"help": "Architecture of the locally built `tiny-qwen3`."})
-    benchmark: str = field(default="world", metadata={"help": "`world` or `toolscale`."})
+    benchmark: str = field(default="world", metadata={"help": "`world[:family]`, `toolscale` or `toolscale:DIR`."})
     families: list[str] = field(default_factory=list, metadata={"help": "World families to train on; empty = all."})
     toolkit: str = field(default="paper", metadata={"help": "Toolkit name or YAML path."})
     train_split: str = field(default="train", metadata={"help": "Split the training tasks come from."})
@@ -156,8 +158,12 @@ class OrchestraGRPOConfig(GRPOConfig):
             problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
         if self.std_threshold < 0:
             problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
-        if self.benchmark not in ("world", "toolscale"):
-            problems.append(f"benchmark {self.benchmark!r}: training runs on `world` or `toolscale` tasks")
+        base = self.benchmark.partition(":")[0]
+        if base not in ("world", "toolscale"):
+            problems.append(f"benchmark {self.benchmark!r}: training runs on `world[:family]`, `toolscale` or "
+                            "`toolscale:DIR` tasks")
+        if self.families and base != "world":
+            problems.append(f"families {self.families}: only world tasks have families (benchmark {self.benchmark!r})")
         if problems:
             raise LabInputError(f"train config: {problems[0]}")
 

@@ -12,7 +12,8 @@ local files (default: `$LAB_BENCHMARKS_DIR`, else `../shared/benchmarks` beside 
 | `hle`                      | `load_hle`                               |
 | `tau2`, `tau2:<domain>`    | `load_tau2` (all domains, or one)        |
 | `bfcl`, `bfcl:<category>`  | `load_bfcl` (all five, or a comma list)  |
-| `world`, `toolscale`       | the offline world (toolscale: tau2-like) |
+| `world`, `world:<family>`  | the offline world (all, or frames, hle, bookshop) |
+| `toolscale`, `toolscale:DIR` | the synthesized ToolScale domains (`lab.synth`) |
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "default_benchmarks_dir",
     "from_world_task",
     "list_benchmarks",
+    "world_family",
     "load_benchmark",
     "load_bfcl",
     "load_frames",
@@ -57,10 +59,21 @@ BENCHMARKS: dict[str, str] = {
     "hle": "Humanity's Last Exam, text-only (local JSONL/Parquet or source='hub')",
     "tau2": "tau2-bench; tau2:<domain> for one domain (retail, airline)",
     "bfcl": "BFCL v4 AST categories; bfcl:<category>[,<category>] for some",
-    "world": "the offline world (lab.world); toolscale: its tau2-like tool-use tasks",
+    "world": "the offline world (lab.world); world:<family> for frames, hle or bookshop (its tau2-like shop)",
+    "toolscale": "the synthesized ToolScale domains (default dataset); toolscale:DIR for what orchestra synth wrote",
 }
 
-_WORLD_NAMES = ("world", "toolscale")
+#: The offline world's task families by the name `world:<name>` selects them with.
+WORLD_FAMILIES = {"frames": "frames", "hle": "hle", "bookshop": "tau2"}
+
+
+def world_family(qualifier: str) -> str | None:
+    """The world family `world:<qualifier>` names (None for the whole world), or one clear error."""
+    if not qualifier:
+        return None
+    if qualifier not in WORLD_FAMILIES:
+        raise LabInputError(f"benchmark world:{qualifier}: unknown family (choose from {', '.join(WORLD_FAMILIES)})")
+    return WORLD_FAMILIES[qualifier]
 
 
 def list_benchmarks() -> dict[str, str]:
@@ -87,8 +100,12 @@ def load_benchmark(
     if base == "bfcl":
         categories = [c.strip() for c in qualifier.split(",") if c.strip()] or None
         return load_bfcl(path, split, limit, categories=categories, **options)
-    if base in _WORLD_NAMES and not qualifier:
-        return _load_world(path, split, limit, family="tau2" if base == "toolscale" else None, **options)
+    if base == "world":
+        return _load_world(path, split, limit, family=world_family(qualifier), **options)
+    if base == "toolscale":
+        from lab.synth.dataset import default_dataset  # late: only ToolScale needs the synthesis code
+
+        return load_tau2(qualifier or path or default_dataset(), split, limit, domain=None)
     raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(BENCHMARKS)})")
 
 

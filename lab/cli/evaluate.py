@@ -27,7 +27,7 @@ from lab.store import Store, resolve_db_path
 
 @app.command("eval")
 def eval_command(
-    benchmark: str = typer.Option("world", help="world, frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
+    benchmark: str = typer.Option("world", help="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
     benchmark_path: Optional[str] = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: Optional[str] = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),

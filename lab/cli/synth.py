@@ -36,8 +36,8 @@ def synth(
     from lab.eval.harness import git_sha
     from lab.records import RunRecord
     from lab.store import Store, resolve_db_path
-    from lab.synth import DOMAINS, build_domain
-    from lab.synth.export import export_domain, folder_hash, pack
+    from lab.synth import DOMAINS
+    from lab.synth.dataset import write_dataset
 
     names = list(DOMAINS) if domains == "all" else [d.strip() for d in domains.split(",") if d.strip()]
     unknown = [n for n in names if n not in DOMAINS]
@@ -48,16 +48,15 @@ def synth(
     store = Store(resolve_db_path(db))
     store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth", config_json=json.dumps(config),
                               git_sha=git_sha(), benchmark=f"toolscale:{out}"))
-    stats: dict[str, dict] = {}
     try:
         with Progress(console=console, disable=as_json, transient=True) as progress:
             bar = progress.add_task("synth", total=len(names))
-            for name in names:
-                progress.update(bar, description=f"synth {name}")
-                domain, data, tasks, counts = build_domain(name, tasks_per_domain, seed)
-                folder = export_domain(pack(domain, data, tasks, seed), out / name)
-                stats[name] = {"tools": len(domain.tools), **counts, "folder_hash": folder_hash(folder)}
-                progress.advance(bar)
+
+            def on_domain(name: str) -> None:
+                progress.update(bar, description=f"synth {name}", completed=names.index(name))
+
+            stats = write_dataset(out, names, tasks_per_domain, seed, on_domain)
+            progress.update(bar, completed=len(names))
     except BaseException:
         store.finish_run(run_id, "failed")
         raise

@@ -24,7 +24,7 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    benchmark: str = Field("world", description="world, frames, hle, tau2[:domain], toolscale[:DIR] (synthesized domains) or bfcl[:category].")
+    benchmark: str = Field("world", description="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] (synthesized domains) or bfcl[:category].")
     benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
     split: str | None = Field("test", description="Task split; None for all.")
     orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
@@ -102,6 +102,10 @@ class EvalConfig(BaseModel):
         weights = model_fingerprint(self.orchestrator)
         if weights:  # a model retrained in place starts new runs instead of resuming the old model's
             identity["weights"] = weights
+        if self.benchmark == "toolscale":  # the default dataset is rebuilt when the synthesis code changes
+            from lab.synth.dataset import code_key
+
+            identity["dataset"] = code_key()
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
         return f"{prefix}-{digest}"

@@ -10,7 +10,7 @@ database, communicate info, golden actions; NL assertions not judged without a j
 per-criterion verdicts stored as `criteria_json`. tau2 airline has no database here, so its golden
 actions are compared with the calls made to tools of the same names, and its `criteria_json` says the
 database was not judged. `toolscale:DIR` runs the domains `orchestra synth` wrote (`lab.synth.env`), graded
-the same way. All of them talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
+the same way; bare `toolscale` runs the default synthesized dataset. All of them talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
 it opens with the reason for the call and answers the orchestrator's questions from the scenario.
 """
 
@@ -49,11 +49,13 @@ class EvalSource:
 
 
 def load_source(config: EvalConfig) -> EvalSource:
+    from lab.benchmarks import world_family
+
     base, _, qualifier = config.benchmark.partition(":")
-    if base == "toolscale" and qualifier:
-        source = _synth_source(config, qualifier)
-    elif base in ("world", "toolscale"):
-        source = _world_source(config, only_tau2=base == "toolscale")
+    if base == "toolscale":
+        source = _synth_source(config, qualifier or None)
+    elif base == "world":
+        source = _world_source(config, family=world_family(qualifier))
     else:
         source = _benchmark_source(config)
     tasks = source.tasks
@@ -73,14 +75,14 @@ def load_source(config: EvalConfig) -> EvalSource:
     return source
 
 
-def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
+def _world_source(config: EvalConfig, family: str | None) -> EvalSource:
     from lab.benchmarks import from_world_task
     from lab.world.build import build_world
     from lab.world.domain_tools import DOMAIN, DomainSession, make_domain_tools
 
     world = build_world(seed=0, progress=True)
     # a stable shuffle, so `--limit N` samples every family instead of the first one
-    tasks = sorted(world.select(family="tau2" if only_tau2 else None, split=config.split),
+    tasks = sorted(world.select(family=family, split=config.split),
                    key=lambda t: hashlib.sha256(t.task_id.encode()).hexdigest())
 
     async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
@@ -92,7 +94,7 @@ def _world_source(config: EvalConfig, only_tau2: bool) -> EvalSource:
     # every WorldTask field (evidence, difficulty, family...) lands in meta, where calibration reads it
     records = [from_world_task(t).to_record() for t in tasks]
     domain_tools = make_domain_tools(world.db)
-    return EvalSource("toolscale" if only_tau2 else "world", tasks, grader, records,
+    return EvalSource("world", tasks, grader, records,
                       task_tools=lambda task: domain_tools if task.family == "tau2" else {})
 
 
@@ -134,11 +136,15 @@ def _benchmark_source(config: EvalConfig) -> EvalSource:
     return EvalSource(base, tasks, grader, [t.to_record() for t in tasks], task_tools=task_tools, user=user)
 
 
-def _synth_source(config: EvalConfig, folder: str) -> EvalSource:
-    """`toolscale:DIR`: the domain folders `orchestra synth` wrote, executed and graded as tau2 grades."""
+def _synth_source(config: EvalConfig, folder: str | None) -> EvalSource:
+    """`toolscale:DIR`: the domain folders `orchestra synth` wrote, executed and graded as tau2 grades;
+    bare `toolscale`: the default dataset (every domain, built into the cache on first use)."""
     from lab.benchmarks.tau2 import load_tau2
     from lab.benchmarks.tau2_user import ScriptedUser
+    from lab.synth.dataset import default_dataset
     from lab.synth.env import domain_of, domain_tools, grade_synth
+
+    folder = folder or str(default_dataset())
 
     tasks = load_tau2(folder, split=config.split, domain=None)
     tools = {t.domain: domain_tools(domain_of(t)) for t in {t.domain: t for t in tasks}.values()}  # once per domain

@@ -17,7 +17,7 @@ from lab.store import Store, queries
 
 def test_rescore_covers_benchmark_tools_and_keeps_the_threshold(tmp_path, world):
     store = Store(tmp_path / "r.duckdb")
-    (summary,) = run_eval(EvalConfig(benchmark="toolscale", split="test", orchestrator="scripted:cheapest-first",
+    (summary,) = run_eval(EvalConfig(benchmark="world:bookshop", split="test", orchestrator="scripted:cheapest-first",
                                      limit=4, samples=2), store, Console(quiet=True))
     counted = set().union(*(json.loads(t) for t in queries.trajectories_df(store).tool_counts_json))
     assert any(not name.startswith(("sim:", "local_search", "code_interpreter")) for name in counted)

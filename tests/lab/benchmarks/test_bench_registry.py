@@ -37,7 +37,7 @@ def test_unknown_name_lists_the_known_ones() -> None:
         load_benchmark("gsm8k")
     with pytest.raises(LabInputError, match="unknown name 'frames:x'"):
         load_benchmark("frames:x")
-    assert set(list_benchmarks()) == {"frames", "hle", "tau2", "bfcl", "world"}
+    assert set(list_benchmarks()) == {"frames", "hle", "tau2", "bfcl", "world", "toolscale"}
 
 
 def test_world_tasks_come_as_benchmark_tasks_with_world_fields_in_meta(tmp_path: Path) -> None:
@@ -45,8 +45,10 @@ def test_world_tasks_come_as_benchmark_tasks_with_world_fields_in_meta(tmp_path:
     from lab.world.tasks import WorldSize
 
     build_world(tmp_path, seed=0, progress=False, size=WorldSize.small(), index=False)
-    tasks = load_benchmark("toolscale", path=tmp_path, split="train", limit=5)
+    tasks = load_benchmark("world:bookshop", path=tmp_path, split="train", limit=5)
     assert len(tasks) == 5 and all(isinstance(t, BenchmarkTask) and t.benchmark == "world" for t in tasks)
-    assert all(t.split == "train" and t.meta["family"] == "tau2" for t in tasks)  # toolscale: tool-use tasks
+    assert all(t.split == "train" and t.meta["family"] == "tau2" for t in tasks)  # the shop's tool-use tasks
+    with pytest.raises(LabInputError, match="world:shop: unknown family"):
+        load_benchmark("world:shop", path=tmp_path)
     frames = next(t for t in load_benchmark("world", path=tmp_path) if t.meta["family"] == "frames")
     assert frames.meta["evidence"] and frames.meta["support_doc_ids"]
