@@ -1,6 +1,7 @@
 """`orchestra synth`: build ToolScale domains offline, verify their tasks, write them as tau2 folders.
 
     orchestra synth --domains all --tasks-per-domain 30 --out data/toolscale
+    orchestra synth --domains bank --out data/ts --solver openai:qwen3-32b@http://gpu:8000/v1  # + pass@8
     orchestra eval --benchmark toolscale:data/toolscale --orchestrator scripted:oracle
 
 The run and its statistics (per domain: generated, dropped by each filter, kept) are recorded in the
@@ -29,6 +30,9 @@ def synth(
     domains: str = typer.Option("all", "--domains", help="Comma-separated domain names, or all."),
     tasks_per_domain: int = typer.Option(30, "--tasks-per-domain", min=1, help="Verified tasks to keep per domain."),
     seed: int = typer.Option(0, "--seed", help="Seed of the data and the tasks (each seed a different dataset)."),
+    solvers: list[str] = typer.Option([], "--solver", help="An orchestrator for the pass@N filter (repeatable); none: no pass@N."),
+    pass_at: int = typer.Option(8, "--pass-at", min=1, help="Rollouts per task per --solver; tasks every rollout solves are dropped."),
+    drop_unsolved: bool = typer.Option(False, "--drop-unsolved", help="pass@N also drops tasks no rollout solves."),
     db: Optional[str] = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -43,7 +47,8 @@ def synth(
     unknown = [n for n in names if n not in DOMAINS]
     if unknown or not names:
         raise LabInputError(f"--domains: unknown domain '{(unknown or [domains])[0]}' (choose from {', '.join(DOMAINS)} or all)")
-    config = {"domains": names, "tasks_per_domain": tasks_per_domain, "seed": seed, "out": str(out)}
+    config = {"domains": names, "tasks_per_domain": tasks_per_domain, "seed": seed, "out": str(out),
+              **({"pass_at": pass_at, "solvers": solvers, "drop_unsolved": drop_unsolved} if solvers else {})}
     run_id = "synth-" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
     store = Store(resolve_db_path(db))
     store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth", config_json=json.dumps(config),
@@ -57,6 +62,12 @@ def synth(
 
             stats = write_dataset(out, names, tasks_per_domain, seed, on_domain)
             progress.update(bar, completed=len(names))
+        if solvers:
+            from lab.synth.passk import pass_at_n_filter
+
+            for name, counts in pass_at_n_filter(out, names, solvers, pass_at, store, drop_unsolved,
+                                                 None if as_json else console, seed).items():
+                stats[name].update(counts)
     except BaseException:
         store.finish_run(run_id, "failed")
         raise
