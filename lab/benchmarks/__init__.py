@@ -14,6 +14,7 @@ local files (default: `$LAB_BENCHMARKS_DIR`, else `../shared/benchmarks` beside 
 | `bfcl`, `bfcl:<category>`  | `load_bfcl` (all five, or a comma list)  |
 | `world`, `world:<family>`  | the offline world (all, or frames, hle, bookshop) |
 | `toolscale`, `toolscale:DIR` | the synthesized ToolScale domains (`lab.synth`) |
+| `toolscale:FILE.parquet`   | the released ToolScale table (`load_toolscale_parquet`) |
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from lab.benchmarks.bfcl_checker import CheckResult, FunctionCall, check_bfcl, p
 from lab.benchmarks.frames import load_frames
 from lab.benchmarks.hle import load_hle
 from lab.benchmarks.tau2 import Tau2Domain, load_tau2, load_tau2_domain
+from lab.benchmarks.toolscale_parquet import load_toolscale_parquet
 from lab.errors import LabInputError
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "load_hle",
     "load_tau2",
     "load_tau2_domain",
+    "load_toolscale_parquet",
     "parse_calls",
 ]
 
@@ -60,7 +63,8 @@ BENCHMARKS: dict[str, str] = {
     "tau2": "tau2-bench; tau2:<domain> for one domain (retail, airline)",
     "bfcl": "BFCL v4 AST categories; bfcl:<category>[,<category>] for some",
     "world": "the offline world (lab.world); world:<family> for frames, hle or bookshop (its tau2-like shop)",
-    "toolscale": "the synthesized ToolScale domains (default dataset); toolscale:DIR for what orchestra synth wrote",
+    "toolscale": ("the synthesized ToolScale domains (default dataset); toolscale:DIR for what orchestra synth "
+                  "wrote; toolscale:FILE.parquet for the released table (graded by golden actions)"),
 }
 
 #: The offline world's task families by the name `world:<name>` selects them with.
@@ -102,6 +106,8 @@ def load_benchmark(
         return load_bfcl(path, split, limit, categories=categories, **options)
     if base == "world":
         return _load_world(path, split, limit, family=world_family(qualifier), **options)
+    if base == "toolscale" and qualifier.endswith(".parquet"):
+        return load_toolscale_parquet(qualifier, split, limit)
     if base == "toolscale":
         from lab.synth.dataset import default_dataset  # late: only ToolScale needs the synthesis code
 

@@ -146,11 +146,11 @@ def _domain_tasks(info: Tau2Domain, split: str | None) -> list[BenchmarkTask]:
         if wanted is not None and task_id not in wanted:
             continue
         own_split = "train" if task_id in train_ids else "test"
-        tasks.append(_task(entry, info, own_split, f"{file.name} task id {task_id}"))
+        tasks.append(tau2_task(entry, info, own_split, f"{file.name} task id {task_id}"))
     return tasks
 
 
-def _task(entry: dict[str, Any], info: Tau2Domain, split: str, where: str) -> BenchmarkTask:
+def tau2_task(entry: dict[str, Any], info: Tau2Domain, split: str, where: str) -> BenchmarkTask:
     """One tasks.json entry -> one task with golden actions as its answer."""
     scenario = require(entry, "user_scenario", where)
     if not isinstance(scenario, dict):

@@ -10,7 +10,8 @@ database, communicate info, golden actions; NL assertions not judged without a j
 per-criterion verdicts stored as `criteria_json`. tau2 airline has no database here, so its golden
 actions are compared with the calls made to tools of the same names, and its `criteria_json` says the
 database was not judged. `toolscale:DIR` runs the domains `orchestra synth` wrote (`lab.synth.env`), graded
-the same way; bare `toolscale` runs the default synthesized dataset. All of them talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
+the same way; bare `toolscale` runs the default synthesized dataset; `toolscale:FILE.parquet` the
+released ToolScale table, which has no databases, so it is graded by golden actions as airline is. All of them talk to a simulated user (`lab.benchmarks.tau2_user.ScriptedUser`, offline):
 it opens with the reason for the call and answers the orchestrator's questions from the scenario.
 """
 
@@ -52,7 +53,7 @@ def load_source(config: EvalConfig) -> EvalSource:
     from lab.benchmarks import world_family
 
     base, _, qualifier = config.benchmark.partition(":")
-    if base == "toolscale":
+    if base == "toolscale" and not qualifier.endswith(".parquet"):
         source = _synth_source(config, qualifier or None)
     elif base == "world":
         source = _world_source(config, family=world_family(qualifier))
