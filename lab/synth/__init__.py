@@ -21,9 +21,9 @@ from typing import Any
 
 from lab.errors import LabInputError
 from lab.synth import domains as _domains_package
-from lab.synth.domain import Domain
+from lab.synth.domain import Domain, canonical_hash
 from lab.synth.tasks import TaskRecipe, make_task
-from lab.synth.verify import canonical_hash, tally, verify_task
+from lab.synth.verify import tally, verify_task
 
 
 def _registered() -> list[str]:

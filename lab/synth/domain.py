@@ -29,7 +29,7 @@ import math
 import random
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,6 +45,24 @@ TOOL_RANGE = (11, 25)
 
 class DomainError(ValueError):
     """A refused or impossible tool call; `Domain.call` turns it into one `Error: ...` line."""
+
+
+def canonical_hash(db: dict[str, Any]) -> str:
+    """tau2's database hash: sha256 of the sorted-key JSON text with Python's default separators.
+
+    `check_circular=False` changes no output (a database has no cycles) and saves a tenth of the time.
+    """
+    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str, check_circular=False).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call of a chain: its result text, whether it failed, and for a successful write the
+    database's canonical hash after it (None otherwise: reads and failures change nothing)."""
+
+    text: str
+    is_error: bool
+    hash_after: str | None = None
 
 
 class Record(BaseModel):
@@ -180,17 +198,24 @@ class Tool:
         parameters = list(inspect.signature(function).parameters.values())[1:]  # after db
         arguments = {p.name: hints[p.name] for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD}
         needs_now = any(p.name == "now" and p.kind is p.KEYWORD_ONLY for p in parameters)
-        paragraphs = (inspect.getdoc(function) or "").split("\n\n")
+        return cls.described(function.__name__, kind, function, arguments, inspect.getdoc(function) or "", needs_now)
+
+    @classmethod
+    def described(cls, name: str, kind: ToolKind, function: Callable[..., str], arguments: dict[str, Any],
+                  doc: str, needs_now: bool) -> Tool:
+        """Build from the parts `of` reads off a live function; code that must not run here (an LLM's,
+        read with `ast` in `lab.synth.sandboxed`) gives them without importing anything."""
+        paragraphs = doc.split("\n\n")
         described = _argument_lines("\n".join(paragraphs[1:]))
-        missing = [name for name in arguments if name not in described]
+        missing = [arg for arg in arguments if arg not in described]
         if not paragraphs[0] or missing:
-            raise TypeError(f"tool {function.__name__}: the docstring needs a first paragraph and a "
+            raise TypeError(f"tool {name}: the docstring needs a first paragraph and a "
                             f"'name: description' line for each of {missing or list(arguments)}")
-        properties = {name: {**_type_schema(hint), "description": described[name]} for name, hint in arguments.items()}
-        schema = {"name": function.__name__, "description": " ".join(paragraphs[0].split()),
+        properties = {arg: {**_type_schema(hint), "description": described[arg]} for arg, hint in arguments.items()}
+        schema = {"name": name, "description": " ".join(paragraphs[0].split()),
                   "parameters": {"type": "object", "properties": properties, "required": list(arguments),
                                  "additionalProperties": False}}
-        return cls(function.__name__, kind, function, arguments, schema, needs_now)
+        return cls(name, kind, function, arguments, schema, needs_now)
 
     def bind(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The checked keyword arguments, or a `DomainError` naming the first missing, extra or mistyped one."""
@@ -296,5 +321,24 @@ class Domain:
             values = tool.bind(arguments)
             return tool.function(db, **values, **({"now": self.now} if tool.needs_now else {})), False
         except DomainError as exc:
-            message = " ".join(str(exc).split())
-            return f"Error: {message if message.startswith(name + ':') else f'{name}: {message}'}", True
+            return error_line(name, str(exc)), True
+
+    def run_chain(self, db: dict[str, Any], calls: Iterable[Mapping[str, Any]], hash_writes: bool = True) -> list[Step]:
+        """Every call (`{name, arguments}`) in order on `db`, mutated as each write succeeds; with
+        `hash_writes`, each successful write's step holds the hash after it.
+
+        The one way the verifier and the grader run several calls, so a domain whose tools run
+        elsewhere (`lab.synth.sandboxed.SandboxDomain`, one sandbox run per chain) fits them too.
+        """
+        steps = []
+        for item in calls:
+            text, is_error = self.call(db, item.get("name"), item.get("arguments"))
+            written = hash_writes and not is_error and self.kind(item.get("name")) == "write"
+            steps.append(Step(text, is_error, canonical_hash(db) if written else None))
+        return steps
+
+
+def error_line(name: str, message: str) -> str:
+    """A refusal as the agent sees it: `Error: <tool>: <message>` on one line."""
+    message = " ".join(message.split())
+    return f"Error: {message if message.startswith(name + ':') else f'{name}: {message}'}"

@@ -21,8 +21,8 @@ from lab.benchmarks.tau2_grading import actions_ok, communicate_ok, outcome_of
 from lab.errors import LabInputError
 from lab.rollout.engine import AGENT_MESSAGES
 from lab.synth import DOMAINS
-from lab.synth.domain import Domain, clone
-from lab.synth.verify import canonical_hash, replay_writes, run_golden
+from lab.synth.domain import Domain, canonical_hash, clone
+from lab.synth.verify import replay_writes, run_golden
 from lab.tools.base import Observation, ToolContext
 from lab.toolspec import ToolSpec
 

@@ -18,24 +18,14 @@ of `json.dumps(db, sort_keys=True, default=str)`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lab.synth.domain import Domain, clone
+from lab.synth.domain import Domain, canonical_hash, clone
 from lab.synth.tasks import user_visible_text
 
 FILTERS = ("golden_runs", "needs_tools", "writes_count", "communicate_from_reads")
-
-
-def canonical_hash(db: dict[str, Any]) -> str:
-    """tau2's database hash: sha256 of the sorted-key JSON text with Python's default separators.
-
-    `check_circular=False` changes no output (a database has no cycles) and saves a tenth of the time.
-    """
-    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str, check_circular=False).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -56,15 +46,14 @@ def run_golden(domain: Domain, db: dict[str, Any], task: dict[str, Any], start_h
     gold = clone(db)
     current = start_hash or canonical_hash(db)
     errors, reads, idle = [], [], []
-    for action in task["evaluation_criteria"]["actions"]:
-        kind = domain.kind(action["name"])
-        text, is_error = domain.call(gold, action["name"], action["arguments"])
-        if is_error:
-            errors.append(f"{action['action_id']}: {text}")
-        elif kind == "read":
-            reads.append(text)
-        elif kind == "write":
-            before, current = current, canonical_hash(gold)
+    actions = task["evaluation_criteria"]["actions"]
+    for action, step in zip(actions, domain.run_chain(gold, actions)):
+        if step.is_error:
+            errors.append(f"{action['action_id']}: {step.text}")
+        elif domain.kind(action["name"]) == "read":
+            reads.append(step.text)
+        elif step.hash_after is not None:
+            before, current = current, step.hash_after
             if current == before:
                 idle.append(action["action_id"])
     return GoldenRun(gold, current, errors, reads, idle)
@@ -74,9 +63,7 @@ def replay_writes(domain: Domain, db: dict[str, Any], calls: Iterable[dict[str, 
     """A trajectory's end state: a copy of `db` after its WRITE calls (`{name, arguments}`), in order;
     reads, unknown tools and refused writes change nothing."""
     state = clone(db)
-    for tool_call in calls:
-        if domain.kind(tool_call.get("name")) == "write":
-            domain.call(state, tool_call["name"], tool_call.get("arguments"))
+    domain.run_chain(state, [c for c in calls if domain.kind(c.get("name")) == "write"], hash_writes=False)
     return state
 
 
@@ -89,8 +76,7 @@ def db_check(domain: Domain, db: dict[str, Any], task: dict[str, Any], calls: It
     """
     if gold_hash is None:
         gold = clone(db)
-        for action in task["evaluation_criteria"]["actions"]:
-            domain.call(gold, action["name"], action["arguments"])  # a failing golden action changes nothing
+        domain.run_chain(gold, task["evaluation_criteria"]["actions"], hash_writes=False)  # a failing one changes nothing
         gold_hash = canonical_hash(gold)
     return canonical_hash(replay_writes(domain, db, calls)) == gold_hash
 
