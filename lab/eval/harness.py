@@ -83,9 +83,9 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     tools = build_tools(toolkit)
     if config.user != "scripted":
-        source.user = _llm_user(source.user, _llm_tool(tools, config.user, "--user", config.toolkit))
+        source.user = _llm_user(source.user, llm_tool(tools, config.user, "--user", config.toolkit))
     if config.judge:
-        source.grader = _judged(source.grader, _llm_tool(tools, config.judge, "--judge", config.toolkit))
+        source.grader = _judged(source.grader, llm_tool(tools, config.judge, "--judge", config.toolkit))
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
                          latency_per_token_s=config.orchestrator_latency_per_token_s)
@@ -217,7 +217,8 @@ def _count(result: RolloutResult, summary: RunSummary) -> bool:
     return True
 
 
-def _llm_tool(tools: dict[str, Any], name: str, flag: str, toolkit: str) -> Any:
+def llm_tool(tools: dict[str, Any], name: str, flag: str, toolkit: str) -> Any:
+    """The LLM tool `name` of the toolkit, for a flag that names one (`--user`, `--judge`, `--llm`)."""
     tool = tools.get(name)
     if tool is None or not tool.spec.model:
         llms = ", ".join(n for n, t in tools.items() if t.spec.model) or "none"

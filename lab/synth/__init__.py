@@ -1,13 +1,14 @@
-"""The offline, seeded half of the paper's ToolScale pipeline (§3.3): domains, tasks, filters, export.
+"""ToolScale (paper §3.3): domains, tasks, filters, export; offline and seeded, or written by an LLM.
 
 A domain is a database schema, seeded data, typed tools and a policy (`lab.synth.domain`); tasks
 come from templates whose golden chains are run on the data (`lab.synth.tasks`); only tasks that pass
-the filters are kept (`lab.synth.verify`); a domain folder in tau2's layout is written and read by
-`lab.synth.export`. The LLM half of ToolScale (an LLM proposing domains and tasks) is not here: these
-domains and templates are written by hand, in the shape an LLM-proposed one would have to fit.
+the filters are kept (`lab.synth.verify`, and pass@N with real models in `lab.synth.passk`); a
+domain folder in tau2's layout is written and read by `lab.synth.export`. The ten domains of the
+paper are written by hand here (`lab.synth.domains`); `lab.synth.llm_generate` has an LLM write new
+ones stage by stage, every stage's answer gated by running it in the sandbox (`lab.synth.sandboxed`).
 
     domain, db, tasks, stats = build_domain("bank", n_tasks=30, seed=0)
-    export_domain("out/bank", db, tasks, domain.policy, seed=0)
+    export_domain(pack(domain, db, tasks, seed=0), "out/bank")  # lab.synth.export
 
 Adding a domain: a module `lab/synth/domains/<name>.py` defining its `DOMAIN` and one
 `<name>_tasks.py` defining its `RECIPE`; the registries below find them (helpers go in `<name>_data.py`).

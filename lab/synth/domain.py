@@ -31,6 +31,7 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 import orjson
@@ -101,6 +102,29 @@ def next_id(table: Mapping[str, Any], prefix: str, width: int) -> str:
         return candidate
     numbers = [int(key[len(prefix):]) for key in table if key.startswith(prefix) and key[len(prefix):].isdigit()]
     return f"{prefix}{max(numbers, default=0) + 1:0{width}d}"
+
+
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def parse_day(text: str, what: str) -> date:
+    """An ISO day, or a `DomainError` naming `what` (`fromisoformat` alone would also take '20250905')."""
+    if _ISO_DAY.fullmatch(text):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:  # 2025-02-30
+            pass
+    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
+
+
+def clock_day(now: str) -> date:
+    """The day of a domain's clock (`now`, an ISO time)."""
+    return date.fromisoformat(now[:10])
+
+
+def clock_text(minutes: int) -> str:
+    """Minutes after midnight as HH:MM."""
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def lookup(db: dict[str, Any], table: str, key: str, what: str) -> dict[str, Any]:

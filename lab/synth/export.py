@@ -1,4 +1,5 @@
-"""A synthetic domain as a tau2 domain folder: tasks.json, split_tasks.json, db.json and policy.md.
+"""A synthetic domain as a tau2 domain folder: tasks.json, split_tasks.json, db.json and policy.md
+(and domain.py, the code of a domain an LLM wrote).
 
 Why tau2's layout: the lab's tau2 loader (`lab.benchmarks.tau2`) and tau2-bench itself read exactly
 these four files, so a built domain can be evaluated like retail. Why a fixed byte format: the
@@ -26,6 +27,8 @@ from lab.benchmarks.tau2 import DB_FILE, POLICY_FILE, SPLITS_FILE, TASKS_FILE
 from lab.errors import LabInputError
 from lab.synth.domain import Domain, derive_seed
 
+#: An LLM-built domain's code (models and tools), run only in the sandbox (`lab.synth.sandboxed`).
+CODE_FILE = "domain.py"
 #: Share of tasks in the test split; tau2 retail has 40 test tasks of 114.
 TEST_SHARE = 0.35
 
@@ -39,6 +42,7 @@ class DomainFolder:
     splits: dict[str, list[str]]
     db: dict[str, Any]
     policy: str
+    code: str | None = None  # an LLM-built domain's records and tools (domain.py); None for a built-in one
 
 
 def make_splits(tasks: list[dict[str, Any]], seed: int, test_share: float = TEST_SHARE) -> dict[str, list[str]]:
@@ -50,9 +54,11 @@ def make_splits(tasks: list[dict[str, Any]], seed: int, test_share: float = TEST
     return {"train": [i for i in ids if i not in test], "test": [i for i in ids if i in test], "base": ids}
 
 
-def pack(domain: Domain, db: dict[str, Any], tasks: list[dict[str, Any]], seed: int) -> DomainFolder:
-    """A built domain's folder content, with seeded splits."""
-    return DomainFolder(name=domain.name, tasks=tasks, splits=make_splits(tasks, seed), db=db, policy=domain.policy)
+def pack(domain: Domain | Any, db: dict[str, Any], tasks: list[dict[str, Any]], seed: int) -> DomainFolder:
+    """A built domain's folder content, with seeded splits; an LLM-built domain (a
+    `lab.synth.sandboxed.SandboxDomain`) brings its code along, since no registry holds it."""
+    return DomainFolder(name=domain.name, tasks=tasks, splits=make_splits(tasks, seed), db=db, policy=domain.policy,
+                        code=getattr(domain, "code", None))
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -60,13 +66,18 @@ def _json_bytes(value: Any) -> bytes:
 
 
 def export_domain(content: DomainFolder, folder: str | Path) -> Path:
-    """Write the four files into `folder` (created if needed); returns the folder."""
+    """Write the four files (and `domain.py` for an LLM-built domain) into `folder` (created if
+    needed); returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / TASKS_FILE).write_bytes(_json_bytes(content.tasks))
     (folder / SPLITS_FILE).write_bytes(_json_bytes(content.splits))
     (folder / DB_FILE).write_bytes(_json_bytes(content.db))
     (folder / POLICY_FILE).write_bytes(content.policy.encode("utf-8"))
+    if content.code is not None:
+        (folder / CODE_FILE).write_bytes(content.code.encode("utf-8"))
+    else:
+        (folder / CODE_FILE).unlink(missing_ok=True)  # a built-in domain written over an LLM one
     return folder
 
 
@@ -89,9 +100,11 @@ def import_domain(folder: str | Path, domain: Domain | None = None) -> DomainFol
     policy_file = folder / POLICY_FILE
     if not policy_file.is_file():
         raise LabInputError(f"{policy_file}: not found")
+    code_file = folder / CODE_FILE
     content = DomainFolder(name=folder.name, tasks=_read_json(folder / TASKS_FILE, list),
                            splits=_read_json(folder / SPLITS_FILE, dict), db=_read_json(folder / DB_FILE, dict),
-                           policy=policy_file.read_bytes().decode("utf-8"))
+                           policy=policy_file.read_bytes().decode("utf-8"),
+                           code=code_file.read_bytes().decode("utf-8") if code_file.is_file() else None)
     if domain is not None:
         domain.validate(content.db)
     return content
@@ -101,4 +114,6 @@ def folder_hash(folder: str | Path) -> str:
     """sha256 of the folder's parsed content (canonical JSON, sorted keys): equal for equal domains."""
     content = import_domain(folder)
     canonical = {"tasks": content.tasks, "splits": content.splits, "db": content.db, "policy": content.policy}
+    if content.code is not None:
+        canonical["code"] = content.code
     return hashlib.sha256(json.dumps(canonical, sort_keys=True, default=str).encode()).hexdigest()

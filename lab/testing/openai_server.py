@@ -14,7 +14,8 @@ Behaviours (fields of `ServerBehaviour`, changeable between calls via `srv.behav
 a fixed reply or an echo of the last user message, fixed usage numbers, failing the first N requests
 with a status (429, 500, 400...), hanging forever, malformed JSON, echoing request headers (to test
 that API keys are redacted) and a queue of scripted replies for orchestrator-policy tests: each is a
-text (e.g. `<tool_call>{...}</tool_call>`), a dict with native `tool_calls`, or `{"status": 500}`.
+text (e.g. `<tool_call>{...}</tool_call>`), a dict with native `tool_calls`, or `{"status": 500}`;
+and a `responder` that answers from the prompt's content (a fake model for multi-stage pipelines).
 
 From a shell: `python -m lab.testing --reply hi --port 8000` serves until Ctrl-C.
 """
@@ -28,6 +29,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +53,8 @@ class ServerBehaviour:
     malformed: bool = False  # 200 with a body that is not JSON
     echo_headers: bool = False  # put the request headers (Authorization too) in every body
     script: deque[ScriptedReply] = field(default_factory=deque)  # consumed before `reply`/`echo`
+    # the last user message -> a reply (a content-dependent fake model); used when the script is empty
+    responder: Callable[[str], ScriptedReply] | None = None
 
 
 def unused_port() -> int:
@@ -65,7 +69,8 @@ class OpenAICompatServer:
 
     Keyword arguments are `ServerBehaviour` fields (`script` may be any list). `requests` counts every
     request received, `bodies` keeps their JSON bodies (what a policy sent: messages, tools...) and
-    `client_ports` the client's port per request (the same port twice means a reused connection).
+    `client_ports` the client's port per request (the same port twice means a reused connection);
+    `max_in_flight` is the most requests the server was handling at once.
     """
 
     def __init__(self, port: int = 0, **behaviour: Any) -> None:
@@ -75,6 +80,8 @@ class OpenAICompatServer:
         self.requests = 0
         self.bodies: list[dict[str, Any]] = []
         self.client_ports: list[int] = []  # one per request; repeats show pooled connections
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._port = port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -151,7 +158,15 @@ class OpenAICompatServer:
     # -- the endpoint ----------------------------------------------------------------------------
 
     async def _chat(self, request: web.Request) -> web.Response:
-        self.requests += 1  # only this loop's thread writes; tests read
+        self.in_flight += 1  # only this loop's thread writes; tests read
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        self.requests += 1
         number = self.requests
         peer = request.transport.get_extra_info("peername") if request.transport else None
         self.client_ports.append(peer[1] if peer else 0)
@@ -173,6 +188,9 @@ class OpenAICompatServer:
         if number <= b.fail_first:
             return _error(b.fail_status, f"scripted failure {number}/{b.fail_first}", headers)
         scripted: ScriptedReply | None = b.script.popleft() if b.script else None
+        if scripted is None and b.responder is not None:
+            users = [m.get("content") for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+            scripted = b.responder(str(users[-1]) if users else "")
         if isinstance(scripted, dict) and "status" in scripted:
             return _error(int(scripted["status"]), "scripted failure", headers)
         if b.malformed:

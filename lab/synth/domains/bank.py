@@ -16,7 +16,7 @@ import hashlib
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id
 from lab.synth.domains.bank_data import (DISPUTE_DAYS, EXTERNAL_TRANSFER_LIMIT, NOW, TABLES, BlockReason, Card,
                                          DisputeReason, Transaction, Transfer, generate, last_four)
 from lab.synth.generic import add_generic_tools
@@ -25,9 +25,6 @@ from lab.synth.generic import add_generic_tools
 
 box = Toolbox()
 
-
-def _today(now: str) -> date:
-    return date.fromisoformat(now[:10])
 
 
 def _amount(amount: float) -> float:
@@ -260,7 +257,7 @@ def dispute_transaction(db: dict, transaction_id: str, reason: DisputeReason, *,
         raise DomainError(f"transaction {transaction_id} is a {transaction['status']} "
                           f"{'card purchase' if transaction['card_id'] else 'non-card entry'}; only posted card "
                           "purchases can be disputed")
-    if (_today(now) - date.fromisoformat(transaction["posted_on"])).days > DISPUTE_DAYS:
+    if (clock_day(now) - date.fromisoformat(transaction["posted_on"])).days > DISPUTE_DAYS:
         raise DomainError(f"transaction {transaction_id} was posted on {transaction['posted_on']}, more than "
                           f"{DISPUTE_DAYS} days ago; it can no longer be disputed")
     transaction["status"], transaction["dispute_reason"] = "disputed", reason

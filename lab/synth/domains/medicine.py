@@ -17,9 +17,8 @@ The records, the seeded data and the slot and supply rules are in `lab.synth.dom
 from __future__ import annotations
 
 import re
-from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id, parse_day
 from lab.synth.domains.medicine_data import (BOOKING_DAYS, CONTROLLED_REFILL_DAYS, LATE_CANCEL_FEE, LATE_CANCEL_HOURS,
                                              MEMBER_PREFIX, NOW, SLOT_MINUTES, TABLES, WEEKDAYS, Appointment, Insurance,
                                              Provider, free_times, generate, hours_until, patient_busy, slot_times,
@@ -34,19 +33,6 @@ _MEMBER_ID = re.compile(r"[A-Z]{3}[0-9]{6}")
 box = Toolbox()
 
 
-def _day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20251009')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
-
-
-def _today(now: str) -> date:
-    """Today's date from the clock (a tool's `date` argument hides the `date` class inside it)."""
-    return date.fromisoformat(now[:10])
 
 
 def _doctor_name(doctor: dict) -> str:
@@ -55,8 +41,8 @@ def _doctor_name(doctor: dict) -> str:
 
 def _bookable(db: dict, doctor: dict, day: str, time: str, now: str) -> None:
     """Raise unless `time` on `day` is a free slot of the doctor, after now and within the booking window."""
-    when = _day(day, "date")
-    if not 0 <= (when - _today(now)).days <= BOOKING_DAYS:
+    when = parse_day(day, "date")
+    if not 0 <= (when - clock_day(now)).days <= BOOKING_DAYS:
         raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {day}")
     slots = slot_times(doctor, when)
     if time not in slots:
@@ -183,8 +169,8 @@ def find_available_slots(db: dict, doctor_id: str, date: str, *, now: str) -> st
     date: the day, YYYY-MM-DD, from today to 60 days ahead.
     """
     doctor = lookup(db, "doctors", doctor_id, "doctor")
-    when = _day(date, "date")
-    if not 0 <= (when - _today(now)).days <= BOOKING_DAYS:
+    when = parse_day(date, "date")
+    if not 0 <= (when - clock_day(now)).days <= BOOKING_DAYS:
         raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
     if not slot_times(doctor, when):
         days = ", ".join(session["weekday"] for session in doctor["hours"])

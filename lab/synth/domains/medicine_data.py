@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.domain import Record, next_id, seeded_rng
+from lab.synth.domain import Record, clock_text, next_id, seeded_rng
 from lab.synth.people import Address
 
 NOW = "2025-10-07T09:00:00"
@@ -162,9 +162,6 @@ def minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:])
 
 
-def _clock(total: int) -> str:
-    return f"{total // 60:02d}:{total % 60:02d}"
-
 
 def hours_until(day: str, clock: str, now: str) -> float:
     """Hours from `now` until `clock` on `day` (negative once it has passed)."""
@@ -177,7 +174,7 @@ def slot_times(doctor: dict, day: date) -> list[str]:
     weekday = WEEKDAYS[day.weekday()] if day.weekday() < len(WEEKDAYS) else None
     for session in doctor["hours"]:
         if session["weekday"] == weekday:
-            return [_clock(t) for t in range(minutes(session["start"]), minutes(session["end"]), SLOT_MINUTES)]
+            return [clock_text(t) for t in range(minutes(session["start"]), minutes(session["end"]), SLOT_MINUTES)]
     return []
 
 

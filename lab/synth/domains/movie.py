@@ -16,35 +16,21 @@ amount is rounded to the cent. The records, the seeded data and the seat and pri
 
 from __future__ import annotations
 
-import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id, parse_day
 from lab.synth.domains.movie_data import (CHANGE_CUTOFF_HOURS, FORMAT_PRICES, MATINEE_DISCOUNT, MAX_SEATS, NOW,
                                           PREMIUM_SURCHARGE, R_MIN_AGE, TABLES, TIER_PERCENT, TRAILER_MINUTES,
                                           Booking, ConcessionLine, booking_total, capacity, generate, minutes_until,
                                           money, seat_map, seat_order, taken_seats, ticket_total)
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # ---- tools -----------------------------------------------------------------------------------------
 
 box = Toolbox()
 
 
-def _day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20251017')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
-
-
-def _today(now: str) -> date:
-    return date.fromisoformat(now[:10])
 
 
 def _upcoming_showtime(db: dict, showtime_id: str, now: str) -> dict:
@@ -177,7 +163,7 @@ def search_showtimes(db: dict, cinema_id: str, date: str, *, now: str) -> str:
     date: the day, YYYY-MM-DD, today or later.
     """
     lookup(db, "cinemas", cinema_id, "cinema")
-    if _day(date, "date") < _today(now):
+    if parse_day(date, "date") < clock_day(now):
         raise DomainError(f"date must be {now[:10]} or later, got {date}")
     screens = {s: screen for s, screen in db["screens"].items() if screen["cinema_id"] == cinema_id}
     held: dict[str, int] = {}
@@ -360,7 +346,7 @@ def apply_voucher(db: dict, booking_id: str, voucher_id: str, *, now: str) -> st
         raise DomainError(f"booking {booking_id} already has voucher {booking['voucher_id']}")
     if voucher["member_id"] != booking["member_id"]:
         raise DomainError(f"voucher {voucher_id} does not belong to the member of booking {booking_id}")
-    if voucher["status"] != "available" or date.fromisoformat(voucher["expires_on"]) < _today(now):
+    if voucher["status"] != "available" or date.fromisoformat(voucher["expires_on"]) < clock_day(now):
         raise DomainError(f"voucher {voucher_id} is {voucher['status']}, valid until {voucher['expires_on']}; only "
                           "available vouchers still valid can be used")
     booking.update(voucher_id=voucher_id,

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.domain import Record, next_id, seeded_rng
+from lab.synth.domain import Record, clock_text, next_id, seeded_rng
 
 NOW = "2025-10-17T11:40:00"
 TODAY = date(2025, 10, 17)
@@ -145,9 +145,6 @@ def minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:5])
 
 
-def _clock(total: int) -> str:
-    return f"{total // 60:02d}:{total % 60:02d}"
-
 
 def money(amount: float) -> float:
     """An amount to the cent, always a float (an int would hash differently)."""
@@ -256,7 +253,7 @@ def _starts(rng: Any, runtime: int) -> list[str]:
     while len(starts) < 4 and start <= _LAST_START and start + TRAILER_MINUTES + runtime <= _LAST_END:
         starts.append(start)
         start = -(-(start + TRAILER_MINUTES + runtime + _CLEANING_MINUTES) // 5) * 5  # up to the next 5 minutes
-    return [_clock(s) for s in starts]
+    return [clock_text(s) for s in starts]
 
 
 def _programme(db: dict, rng: Any) -> None:
@@ -271,7 +268,7 @@ def _programme(db: dict, rng: Any) -> None:
                 showtime_id = next_id(db["showtimes"], "SHW-", 4)
                 db["showtimes"][showtime_id] = Showtime(
                     showtime_id=showtime_id, film_id=film_id, screen_id=screen_id, date=day, start=start,
-                    ends=_clock(minutes(start) + TRAILER_MINUTES + runtime), standard_price=standard,
+                    ends=clock_text(minutes(start) + TRAILER_MINUTES + runtime), standard_price=standard,
                     premium_price=standard + PREMIUM_SURCHARGE).model_dump(mode="json")
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
 from lab.synth.domains.railway_data import (BOOKING_DAYS, FIRST_FACTOR, FULL_REFUND_HOURS, LATE_REFUND_PERCENT,
                                             NOW, PASS_DAYS, PASS_FARES, PASS_START_DAYS,
                                             RAILCARD_DAYS, RAILCARD_PERCENT, SENIOR_FROM, STANDARD_RATE, TABLES,
@@ -34,15 +34,6 @@ _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 box = Toolbox()
 
 
-def _day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20250905')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
-
 
 def _hours_until(day: str, clock: str, now: str) -> float:
     """Hours from `now` until `clock` on `day` (negative once it has passed)."""
@@ -54,7 +45,7 @@ def _service(db: dict, train_id: str, day: str, origin_id: str, destination_id: 
     """The train and its (departs, arrives, km) between the stations, once the day and leg are checked:
     the train calls at the origin and then the destination, after now and within the booking window."""
     train = lookup(db, "trains", train_id, "train")
-    when = _day(day, "date")
+    when = parse_day(day, "date")
     found = leg(train, origin_id, destination_id)
     if found is None:
         raise DomainError(f"train {train_id} does not call at {origin_id} and then at {destination_id}")
@@ -143,7 +134,7 @@ def search_trains(db: dict, origin_id: str, destination_id: str, date: str, *, n
     """
     lookup(db, "stations", origin_id, "station")
     lookup(db, "stations", destination_id, "station")
-    if not 0 <= (_day(date, "date") - _day(now[:10], "now")).days <= BOOKING_DAYS:
+    if not 0 <= (parse_day(date, "date") - parse_day(now[:10], "now")).days <= BOOKING_DAYS:
         raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
     booked = [t for t in db["tickets"].values() if t["date"] == date and t["status"] == "booked"]
     found = []
@@ -299,7 +290,7 @@ def buy_season_pass(db: dict, passenger_id: str, origin_id: str, destination_id:
     km = route_km(db, origin_id, destination_id)
     if km is None:
         raise DomainError(f"no train runs between {origin_id} and {destination_id}")
-    first = _day(starts_on, "starts_on")
+    first = parse_day(starts_on, "starts_on")
     if not 0 <= (first - date.fromisoformat(now[:10])).days <= PASS_START_DAYS:
         raise DomainError(f"starts_on must be from {now[:10]} to {PASS_START_DAYS} days later, got {starts_on}")
     last = (first + timedelta(days=PASS_DAYS[duration] - 1)).isoformat()

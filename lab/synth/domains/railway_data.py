@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.domain import Record, next_id, seeded_rng
+from lab.synth.domain import Record, clock_text, next_id, seeded_rng
 
 NOW = "2025-09-03T08:15:00"
 TODAY = date(2025, 9, 3)
@@ -122,9 +122,6 @@ def minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:])
 
 
-def _clock(total: int) -> str:
-    return f"{total // 60:02d}:{total % 60:02d}"
-
 
 def leg(train: dict, origin_id: str, destination_id: str) -> tuple[str, str, int] | None:
     """(departs, arrives, km) if the train calls at the origin and later at the destination, else None."""
@@ -190,7 +187,7 @@ def _trains(db: dict, rng: Any) -> None:
         for run, (direction, start) in enumerate(starts, start=1):
             train_id = f"TRN-{number}{run:02d}"
             # ~0.6 minutes per km plus two minutes standing at each call
-            stops = [Stop(station_id=s, time=_clock(minutes(start) + round(km * 0.6) + 2 * k), km=km)
+            stops = [Stop(station_id=s, time=clock_text(minutes(start) + round(km * 0.6) + 2 * k), km=km)
                      for k, (s, km) in enumerate(direction)]
             db["trains"][train_id] = Train(train_id=train_id, line=line, stops=stops,
                                            standard_seats=rng.choice((24, 32, 40)),

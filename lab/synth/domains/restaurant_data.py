@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.domain import Record, next_id, seeded_rng
+from lab.synth.domain import Record, clock_text, next_id, seeded_rng
 
 NOW = "2025-06-14T10:00"
 TODAY = date(2025, 6, 14)
@@ -144,14 +144,11 @@ def minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:])
 
 
-def _clock(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
 
 def seating_times(restaurant: dict) -> list[str]:
     """Every half hour a booking may start: from opening until a full sitting before closing."""
     last = minutes(restaurant["closes"]) - SITTING_MINUTES
-    return [_clock(m) for m in range(minutes(restaurant["opens"]), last + 1, 30)]
+    return [clock_text(m) for m in range(minutes(restaurant["opens"]), last + 1, 30)]
 
 
 def free_tables(db: dict, restaurant_id: str, day: str, time: str, party_size: int,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
 from lab.synth.domains.school_data import (ABSENCE_NOTICE_DAYS, EXCUSE_DAYS, FEE_DUE_DAYS, NOW, TABLES,
                                            AbsenceReason, Attendance, PaymentMethod, add_payment, balance, clash,
                                            current_enrolments, enrol, fee_invoice, generate, is_school_day, riders,
@@ -33,15 +33,6 @@ _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 box = Toolbox()
 
-
-def _day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20250925')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
 
 
 def _digits(text: str) -> str:
@@ -207,7 +198,7 @@ def report_absence(db: dict, student_id: str, date: str, reason: AbsenceReason, 
     reason: 'illness', 'medical_appointment', 'family_emergency', 'religious_observance' or 'bereavement'.
     """
     lookup(db, "students", student_id, "student")
-    day, today = _day(date, "date"), _day(now[:10], "now")
+    day, today = parse_day(date, "date"), parse_day(now[:10], "now")
     if not 0 <= (day - today).days <= ABSENCE_NOTICE_DAYS or not is_school_day(day):
         raise DomainError(f"date must be a school day (a weekday in term) from {today} to {ABSENCE_NOTICE_DAYS} "
                           f"days later, got {date}")

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, parse_day, next_id
 from lab.synth.domains.travel_data import (BOOKING_DAYS, CHANGE_NOTICE_DAYS, FULL_REFUND_DAYS, INSURANCE_PERCENT,
                                            MAX_NIGHTS, NOW, PARTIAL_REFUND_DAYS, PARTIAL_REFUND_PERCENT,
                                            POINTS_PER_DOLLAR, POINTS_SHARE_PERCENT, ROOM_CAPACITY, TABLES,
                                            TIER_DISCOUNT, Plan, RoomKind, Stay, TourBooking, free_rooms, generate,
-                                           nights, parse_day, price, refund_percent, reprice, room_type, seats_left)
+                                           nights, price, refund_percent, reprice, room_type, seats_left)
 from lab.synth.generic import add_generic_tools
 
 # ---- tools -----------------------------------------------------------------------------------------

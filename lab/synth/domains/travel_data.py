@@ -16,14 +16,13 @@ for its departure. Dates are ISO days, times "HH:MM"; ids count up per table.
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.domain import DomainError, Record, next_id, seeded_rng
+from lab.synth.domain import Record, next_id, seeded_rng
 
 NOW = "2025-10-06T10:45:00"
 TODAY = date(2025, 10, 6)
@@ -129,17 +128,6 @@ TABLES: dict[str, type[Record]] = {"customers": Customer, "hotels": Hotel, "tour
 
 # ---- dates, prices, rooms, seats and refunds -------------------------------------------------------
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-def parse_day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20251020')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
 
 
 def nights(check_in: str, check_out: str) -> int:

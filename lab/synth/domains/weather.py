@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
 from lab.synth.domains.weather_data import (ARCHIVE_START, CYCLE_DAYS, DATA_DAY_PRICE, FORECAST_DAYS,
                                             MAX_REQUEST_DAYS, NOW, OBSERVED_DAYS, PAUSE_MAX_DAYS, PLAN_LIMIT,
                                             PLAN_PRICE, PRO_DATA_PERCENT, READY_DAYS, SEVERITIES, SMS_PLANS, TABLES,
@@ -37,19 +37,10 @@ _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 box = Toolbox()
 
 
-def _day(text: str, what: str) -> date:
-    """An ISO day, or a `DomainError` (fromisoformat alone would also take '20251112')."""
-    if _DAY.fullmatch(text):
-        try:
-            return date.fromisoformat(text)
-        except ValueError:  # 2025-02-30
-            pass
-    raise DomainError(f"{what} must be a day as YYYY-MM-DD, got {text!r}")
-
 
 def _within(text: str, what: str, first: date, last: date) -> date:
     """The day `text`, checked to lie from `first` to `last`."""
-    day = _day(text, what)
+    day = parse_day(text, what)
     if not first <= day <= last:
         raise DomainError(f"{what} must be from {first.isoformat()} to {last.isoformat()}, got {text}")
     return day
@@ -164,7 +155,7 @@ def get_forecast(db: dict, location_id: str, date: str, *, now: str) -> str:
     date: the day, YYYY-MM-DD.
     """
     lookup(db, "locations", location_id, "location")
-    today = _day(now[:10], "now")
+    today = parse_day(now[:10], "now")
     _within(date, "date", today, today + timedelta(days=FORECAST_DAYS - 1))
     return as_json(db["forecasts"][f"{location_id}-{date}"])
 
@@ -178,7 +169,7 @@ def get_observations(db: dict, location_id: str, date: str, *, now: str) -> str:
     date: the day, YYYY-MM-DD; older days are sold as historical data.
     """
     lookup(db, "locations", location_id, "location")
-    today = _day(now[:10], "now")
+    today = parse_day(now[:10], "now")
     _within(date, "date", today - timedelta(days=OBSERVED_DAYS), today - timedelta(days=1))
     return as_json(db["observations"][f"{location_id}-{date}"])
 
@@ -285,7 +276,7 @@ def pause_subscription(db: dict, subscription_id: str, until: str, *, now: str) 
     subscription = lookup(db, "subscriptions", subscription_id, "subscription")
     if subscription["status"] != "active":
         raise DomainError(f"subscription {subscription_id} is {subscription['status']}; only active ones can pause")
-    today = _day(now[:10], "now")
+    today = parse_day(now[:10], "now")
     _within(until, "until", today + timedelta(days=1), today + timedelta(days=PAUSE_MAX_DAYS))
     subscription.update(status="paused", paused_until=until)
     return as_json(subscription)
@@ -321,7 +312,7 @@ def change_plan(db: dict, subscriber_id: str, plan: Plan, *, now: str) -> str:
     texting = [s["subscription_id"] for s in live if s["channel"] == "sms"]
     if texting and plan not in SMS_PLANS:
         raise DomainError(f"the {plan} plan has no text message alerts; move {', '.join(texting)} to email first")
-    amount = proration(subscriber["plan"], plan, subscriber["plan_renews_on"], _day(now[:10], "now"))
+    amount = proration(subscriber["plan"], plan, subscriber["plan_renews_on"], parse_day(now[:10], "now"))
     subscriber.update(plan=plan, plan_changed_on=now[:10], balance=float(round(subscriber["balance"] + amount, 2)))
     return as_json({**subscriber, "proration": amount})
 
@@ -340,7 +331,7 @@ def request_historical_data(db: dict, subscriber_id: str, location_id: str, star
     """
     subscriber = lookup(db, "subscribers", subscriber_id, "subscriber")
     lookup(db, "locations", location_id, "location")
-    today = _day(now[:10], "now")
+    today = parse_day(now[:10], "now")
     first = _within(start_date, "start_date", ARCHIVE_START, today - timedelta(days=1))
     last = _within(end_date, "end_date", first, today - timedelta(days=1))
     days = (last - first).days + 1
