@@ -167,6 +167,13 @@ def tau2_task(task_id: str, domain: Domain, scenario: Scenario, actions: list[di
     }
 
 
+def records_of(db: dict[str, Any], table: str, owner_field: str, owner_id: str, **match: Any) -> list[dict[str, Any]]:
+    """The records of `table` whose `owner_field` is `owner_id` and whose fields equal `match`, by id:
+    what a template looks through to find a subject's booking, ticket or order."""
+    rows = (r for r in db[table].values() if r[owner_field] == owner_id and all(r[k] == v for k, v in match.items()))
+    return sorted(rows, key=lambda r: next(iter(r.values())))
+
+
 def user_visible_text(task: dict[str, Any]) -> str:
     """Everything the simulated user (and so the agent, through the user) can know without tools."""
     visible = {"description": task["description"], "user_scenario": task["user_scenario"]}

@@ -19,7 +19,7 @@ from typing import Any
 
 from lab.synth import people
 from lab.synth.domains.bank_data import EXTERNAL_TRANSFER_LIMIT
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your customer id, account numbers or card ids."
 _DISPUTES = {"unrecognized": "you do not recognise it", "wrong_amount": "the amount is more than you agreed to pay",
@@ -27,7 +27,7 @@ _DISPUTES = {"unrecognized": "you do not recognise it", "wrong_amount": "the amo
 
 
 def _owned(db: dict, table: str, key: str, value: str) -> list[dict]:
-    return sorted((r for r in db[table].values() if r[key] == value), key=lambda r: next(iter(r.values())))
+    return records_of(db, table, key, value)
 
 
 def _accounts(db: dict, customer_id: str) -> dict[str, dict]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from lab.synth import people
 from lab.synth.domains.ecommerce_data import HYGIENE_CATEGORIES, RETURN_DAYS, TODAY
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your customer id or any order, product, variant or payment method ids."
 _CANCEL = {"no_longer_needed": "you no longer need it", "ordered_by_mistake": "you ordered it by mistake",
@@ -35,9 +35,7 @@ _OPEN = ("pending", "processing")
 
 
 def _own(db: dict, table: str, customer_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values()
-            if r["customer_id"] == customer_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "customer_id", customer_id, **match)
 
 
 def _identity(db: dict, customer_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:

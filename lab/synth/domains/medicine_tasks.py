@@ -26,15 +26,13 @@ from typing import Any
 
 from lab.synth.domains.medicine_data import (CONTROLLED_REFILL_DAYS, LATE_CANCEL_HOURS, MEMBER_PREFIX, NOW, TODAY,
                                              free_times, hours_until, supply_ends_on)
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your patient id or any doctor, appointment, referral, prescription or pharmacy ids."
 
 
 def _own(db: dict, table: str, patient_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values()
-            if r["patient_id"] == patient_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "patient_id", patient_id, **match)
 
 
 def _identity(db: dict, patient_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:

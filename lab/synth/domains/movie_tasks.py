@@ -23,16 +23,14 @@ from collections.abc import Callable
 from typing import Any
 
 from lab.synth.domains.movie_data import (CHANGE_CUTOFF_HOURS, NOW, TODAY, may_watch, minutes_until, taken_seats)
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your member id or any booking, showtime, film, cinema, voucher or menu item ids."
 CUTOFF_MINUTES = CHANGE_CUTOFF_HOURS * 60
 
 
 def _own(db: dict, table: str, member_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values()
-            if r["member_id"] == member_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "member_id", member_id, **match)
 
 
 def _identity(db: dict, member_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:

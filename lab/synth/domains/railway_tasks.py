@@ -23,15 +23,13 @@ from datetime import timedelta
 from typing import Any
 
 from lab.synth.domains.railway_data import NOW, SENIOR_FROM, TODAY, YOUTH_UNDER, leg, railcard_percent
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your passenger id or any ticket, train, pass or station ids."
 
 
 def _own(db: dict, table: str, passenger_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values()
-            if r["passenger_id"] == passenger_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "passenger_id", passenger_id, **match)
 
 
 def _identity(db: dict, passenger_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from lab.synth.domains.restaurant_data import NOW, PHONE_PARTY_LIMIT, POINTS_PER_DOLLAR, TODAY, seating_times
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your guest id or any booking, order or table ids."
 _NOTES = {"birthday": "it is a birthday", "anniversary": "it is your anniversary", "high_chair": "you need a high chair",
@@ -26,8 +26,7 @@ _NOTES = {"birthday": "it is a birthday", "anniversary": "it is your anniversary
 
 
 def _own(db: dict, table: str, guest_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values() if r["guest_id"] == guest_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "guest_id", guest_id, **match)
 
 
 def _identity(db: dict, guest_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:

@@ -24,15 +24,13 @@ from typing import Any
 
 from lab.synth.domains.travel_data import (CHANGE_NOTICE_DAYS, PARTIAL_REFUND_DAYS, POINTS_SHARE_PERCENT,
                                            ROOM_CAPACITY, TODAY, companion_names)
-from lab.synth.tasks import Golden, Scenario, TaskRecipe
+from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your customer id or any stay, tour booking, hotel or tour ids."
 
 
 def _own(db: dict, table: str, customer_id: str, **match: Any) -> list[dict]:
-    rows = (r for r in db[table].values()
-            if r["customer_id"] == customer_id and all(r[k] == v for k, v in match.items()))
-    return sorted(rows, key=lambda r: next(iter(r.values())))
+    return records_of(db, table, "customer_id", customer_id, **match)
 
 
 def _identity(db: dict, customer_id: str, rng: random.Random) -> tuple[str, Callable[[Golden], str]]:
