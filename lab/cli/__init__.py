@@ -36,7 +36,7 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
 
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`; order is the order in --help.
-    from lab.cli import calibrate, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
+    from lab.cli import calibrate, dashboard, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
     from lab.cli.world import world_app
 
     app.add_typer(world_app, name="world")

@@ -48,14 +48,15 @@ def accuracy_figure(accuracy: pd.DataFrame, colors: dict[str, str] | None = None
 def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = None,
                          names: dict[str, str] | None = None) -> go.Figure:
     """Mean cost per task against accuracy, one marker per run, with the Pareto frontier as a step line.
-    `names` relabels runs in the legend (e.g. the oracle as a privileged upper bound)."""
+    `names` relabels runs in the legend (e.g. the oracle as a privileged upper bound); each marker's
+    `customdata` is its run id, so a click in the app knows which run it was."""
     colors = colors or run_colors(pareto.run_id)
     names = names or {}
     fig = go.Figure()
     for row in pareto.itertuples():
         name = names.get(row.run_id, row.run_id)
         fig.add_trace(go.Scatter(
-            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers", name=name,
+            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers", name=name, customdata=[row.run_id],
             marker=dict(color=colors.get(row.run_id), size=12, symbol="circle" if row.on_frontier else "circle-open"),
             hovertemplate=f"{name}<br>%{{x:.3f}} ¢/task<br>accuracy %{{y:.3f}}<extra></extra>",
         ))

@@ -78,6 +78,43 @@ def steps_df(store: Store, run_id: str, task_id: str | None = None, sample_idx: 
     )
 
 
+def search_steps(store: Store, run_id: str, text: str, limit: int = 200) -> pd.DataFrame:
+    """Full-text search of one run: steps whose reasoning, arguments or observation contain `text`
+    (any letter case), and final answers that do (as kind `final_answer`), in trajectory order.
+
+    Columns: task_id, sample_idx, turn, kind, tool_name, where (the field that matched), snippet (the
+    text around the first match)."""
+    frame = store._read(
+        "WITH hits AS ("
+        " SELECT task_id, sample_idx, train_step, turn, call_idx, kind, tool_name, "
+        "  CASE WHEN observation ILIKE $like THEN 'observation' WHEN reasoning ILIKE $like THEN 'reasoning' "
+        "   ELSE 'arguments' END AS \"where\", "
+        "  CASE WHEN observation ILIKE $like THEN observation WHEN reasoning ILIKE $like THEN reasoning "
+        "   ELSE arguments_json END AS body "
+        " FROM steps WHERE run_id = $run_id AND (observation ILIKE $like OR reasoning ILIKE $like "
+        "  OR arguments_json ILIKE $like) "
+        " UNION ALL SELECT task_id, sample_idx, train_step, 1000000 AS turn, 0 AS call_idx, 'final_answer' AS kind, "
+        "  NULL AS tool_name, 'final_answer' AS \"where\", final_answer AS body "
+        " FROM trajectories WHERE run_id = $run_id AND final_answer ILIKE $like) "
+        "SELECT * FROM hits ORDER BY task_id, sample_idx, train_step, turn, call_idx LIMIT $limit",
+        {"run_id": run_id, "like": f"%{_escape_like(text)}%", "limit": limit},
+    )
+    lowered = text.lower()
+    frame["snippet"] = [_snippet(body or "", lowered) for body in frame.pop("body")]
+    return frame
+
+
+def _escape_like(text: str) -> str:
+    """`text` for a LIKE pattern with the default escape: % and _ match themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _snippet(body: str, lowered: str, width: int = 80) -> str:
+    at = body.lower().find(lowered)
+    start = max(0, at - width)
+    return ("..." if start else "") + body[start:at + len(lowered) + width] + ("..." if at + len(lowered) + width < len(body) else "")
+
+
 def tasks_df(store: Store, benchmark: str | None = None) -> pd.DataFrame:
     """Tasks of one benchmark (all when None)."""
     return store._read(

@@ -90,10 +90,15 @@ def _key(record: BaseModel) -> tuple:
 class Store:
     """Handle on one store file. Holds only the path: no connection outlives a call."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 30.0, read_only: bool = False) -> None:
+        """`read_only`: for viewers (the app): never create, migrate or lock the file for writing; a
+        missing file or one from older code is one clear error instead."""
         self.path = Path(path)
         self.timeout_s = timeout_s
-        self._ensure_schema()
+        if read_only:
+            self._check_readable()
+        else:
+            self._ensure_schema()
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -115,6 +120,16 @@ class Store:
                 return
         with self._connect(read_only=False) as con:
             migrate(con, self.path)
+
+    def _check_readable(self) -> None:
+        if not self.path.is_file():
+            raise LabInputError(f"{self.path}: no store here yet (run `orchestra demo` or `orchestra eval --db {self.path}`)")
+        with self._connect(read_only=True) as con:
+            version = file_version(con)
+        check_not_newer(version, self.path)
+        if version != latest_version():
+            raise LabInputError(f"{self.path}: written by older code (schema v{version}); any `orchestra` command "
+                                f"with --db {self.path} upgrades it")
 
     @contextmanager
     def _connect(self, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -1,0 +1,113 @@
+"""What the app reads, cached per store file state: the only module of the app that touches the store.
+
+Why this shape: DuckDB locks across processes, so a connection held by the app (say in
+`st.cache_resource`) would stop a training run from writing. Every read here opens the store's
+short-lived read-only connection (`Store(read_only=True)`, which also retries while a writer holds
+the lock) and closes it; results are cached with `st.cache_data` under the file's modification
+time, so a page re-renders from memory until a run writes, and then reads afresh. A `ttl` bounds the
+cache for a writer whose mtime granularity hides a change.
+
+Every loader takes the path and the stamp as its first two arguments: the stamp is never used in the
+body, it only keys the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from lab.report.api import Report, load_report
+from lab.store import Store, queries
+from lab.store.store import resolve_db_path
+
+TTL_S = 30
+
+
+def store_path() -> Path:
+    """The store the app was started on: `orchestra app --db` passes it as $ORCHESTRA_DB."""
+    return resolve_db_path(os.environ.get("ORCHESTRA_DB") or None).resolve()
+
+
+def stamp(path: Path) -> int:
+    """The file's modification time in ns (0 when it does not exist): the cache key of every read."""
+    return path.stat().st_mtime_ns if path.exists() else 0
+
+
+def _store(path: Path) -> Store:
+    return Store(path, read_only=True, timeout_s=10.0)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def runs(path: Path, _stamp: int) -> pd.DataFrame:
+    """Every run with its summary (accuracy, cost, latency, counts) and what its config says."""
+    store = _store(path)
+    summary = queries.runs_summary_df(store)
+    raw = queries.runs_df(store).set_index("run_id")
+    configs = raw.config_json.map(lambda text: json.loads(text or "{}"))
+    summary["toolkit"] = summary.run_id.map(lambda r: _toolkit_name(raw.toolkit_json.get(r)))
+    summary["simulated"] = summary.run_id.map(lambda r: _has_simulated(raw.toolkit_json.get(r), summary, r))
+    summary["preference"] = summary.run_id.map(lambda r: _preference_text(configs.get(r, {})))
+    summary["max_turns"] = summary.run_id.map(lambda r: configs.get(r, {}).get("max_turns"))
+    summary["train_run_id"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_run_id"))
+    summary["train_step"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_step"))
+    return summary
+
+
+def _toolkit_name(toolkit_json: str | None) -> str:
+    return json.loads(toolkit_json).get("name", "") if toolkit_json else ""
+
+
+def _has_simulated(toolkit_json: str | None, summary: pd.DataFrame, run_id: str) -> bool:
+    """A run is simulated when any tool of its toolkit is a simulated model or its orchestrator is scripted."""
+    orchestrator = str(summary.loc[summary.run_id == run_id, "orchestrator"].iloc[0] or "")
+    tools = json.loads(toolkit_json).get("tools", []) if toolkit_json else []
+    return orchestrator.startswith("scripted:") or any(t.get("simulated") or str(t.get("name", "")).startswith("sim:")
+                                                       for t in tools)
+
+
+def _preference_text(config: dict) -> str:
+    value = config.get("preference")
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v:g}" for k, v in value.items() if v)
+    return str(value or "")
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    return queries.trajectories_df(_store(path), list(run_ids))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def steps(path: Path, _stamp: int, run_id: str, task_id: str | None = None, sample_idx: int | None = None) -> pd.DataFrame:
+    return queries.steps_df(_store(path), run_id, task_id, sample_idx)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def tasks(path: Path, _stamp: int) -> pd.DataFrame:
+    return queries.tasks_df(_store(path))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def search(path: Path, _stamp: int, run_id: str, text: str, limit: int = 200) -> pd.DataFrame:
+    return queries.search_steps(_store(path), run_id, text, limit)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def report(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str | None = None,
+           preference: str | None = None) -> Report:
+    """The CLI report's tables for these runs (`lab.report.api.load_report`), re-priced when asked."""
+    return load_report(_store(path), list(run_ids), pricing=pricing, preference=preference, n_resamples=500)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def train_metrics(path: Path, _stamp: int, run_id: str) -> pd.DataFrame:
+    return queries.train_metrics_df(_store(path), run_id)
+
+
+def run_ids(frame: pd.DataFrame, kinds: Sequence[str] = ("eval", "train")) -> list[str]:
+    return [r for r, k in zip(frame.run_id, frame.kind) if k in kinds]

@@ -1,0 +1,42 @@
+"""Pareto: cost against accuracy for runs (turn budgets, preferences, checkpoints), with the frontier;
+clicking a point opens that run's trajectories."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import data
+from app.selection import clicked_runs
+from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
+from lab.report.figures import cost_accuracy_figure, turn_budget_figure
+
+
+def render() -> None:
+    st.title("Pareto")
+    path, stamp, runs = store_or_stop()
+    run_ids = pick_runs(runs, default=20)
+    if not run_ids:
+        st.info("Choose at least one evaluation run.")
+        return
+    simulated_badge(runs, run_ids)
+    report = data.report(path, stamp, tuple(run_ids))
+    points = report.pareto.merge(runs[["run_id", "orchestrator", "max_turns", "preference", "train_step"]], on="run_id")
+    names = {r.run_id: f"{r.orchestrator} · {r.max_turns} turns" + (f" · step {int(r.train_step)}" if pd.notna(r.train_step) else "")
+             for r in points.itertuples()}
+    event = st.plotly_chart(cost_accuracy_figure(report.pareto, names=names), on_select="rerun",
+                            selection_mode="points", key="pareto-chart")
+    chosen = clicked_runs(event)
+    if chosen:
+        from app.navigation import page
+
+        st.success(f"Selected {chosen[0]}")
+        st.page_link(page("rollouts"), label=f"Open the trajectories of {chosen[0]}", query_params={"run": chosen[0]})
+    st.dataframe(points, hide_index=True, key="pareto-table")
+    st.caption(f"Area under the frontier: {report.pareto_auc.to_dict('records')}")
+    if len(report.turn_budgets):
+        st.plotly_chart(turn_budget_figure(report.turn_budgets), key="turn-budgets")
+
+
+if __name__ == "__main__":  # run as a page of the dashboard
+    run_page(render)

@@ -1,0 +1,80 @@
+"""Preference steering, live: move P and watch rewards, group winners and the ranking of systems move.
+
+Nothing is re-run: `app.steering_logic` rescores the logged features with `lab.reward`. The vector
+lives in the URL (`?p=outcome=1,compute=0.5`), so a steering state is a link.
+"""
+
+from __future__ import annotations
+
+import plotly.express as px
+import streamlit as st
+
+from app import data
+from app.steering_logic import feature_names, group_rewards, parse_vector, ranking, vector_text
+from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
+from lab.preference import preference_pairs
+from lab.pricing import providers as price_providers
+
+
+def render() -> None:
+    st.title("Preference steering")
+    path, stamp, runs = store_or_stop()
+    run_ids = pick_runs(runs)
+    if not run_ids:
+        st.info("Choose at least one evaluation run.")
+        return
+    simulated_badge(runs, run_ids)
+    providers = ["logged", *price_providers()]
+    provider = st.selectbox("Prices", providers, key="provider",
+                            index=providers.index(st.query_params.get("pricing", "logged"))
+                            if st.query_params.get("pricing", "logged") in providers else 0)
+    st.query_params["pricing"] = provider
+    trajs = data.trajectories(path, stamp, tuple(run_ids))
+    if provider != "logged":
+        trajs = _repriced(path, stamp, run_ids, provider, trajs)
+    _steer(trajs, run_ids)
+
+
+def _repriced(path, stamp, run_ids, provider, trajs):
+    """Every trajectory's cost under `provider`'s prices, from its logged tokens (the report's re-pricing)."""
+    report = data.report(path, stamp, tuple(run_ids), pricing=provider)
+    factor = report.reprice.set_index("run_id")
+    ratio = (factor.repriced_total_usd / factor.logged_total_usd.where(factor.logged_total_usd > 0)).fillna(1.0)
+    return trajs.assign(cost_usd=trajs.cost_usd * trajs.run_id.map(ratio).fillna(1.0))
+
+
+@st.fragment
+def _steer(trajs, run_ids: list[str]) -> None:
+    names = feature_names(trajs)
+    values = parse_vector(st.query_params.get("p"), names)
+    pairs = [p for split in ("train", "eval") for p in preference_pairs(split)]
+    preset = st.selectbox("Preset (instruction, P)", ["-", *[p.instruction for p in pairs]], key="preset")
+    if preset != "-":
+        chosen = next(p for p in pairs if p.instruction == preset)
+        values = {n: float(chosen.weights.get(n, chosen.weights.get(n.removeprefix("sim:"), 0.0))) for n in names}
+    columns = st.columns(min(6, len(names)))
+    for index, name in enumerate(names):
+        values[name] = columns[index % len(columns)].slider(name, 0.0, 1.0, values[name], 0.05, key=f"p-{name}")
+    st.query_params["p"] = vector_text(values)
+    st.caption(f"P = {vector_text(values) or '0'}")
+
+    table = ranking(trajs, run_ids, values)
+    st.markdown("**Ranking:** " + " > ".join(f"{r.run_id} ({r.preference_score:.3f})" for r in table.itertuples()))
+    left, right = st.columns(2)
+    left.subheader("Ranking of systems")
+    left.dataframe(table, hide_index=True, key="ranking")
+    figure = px.bar(table, x="run_id", y="preference_score", title="Preference score under P")
+    right.plotly_chart(figure, key="ranking-chart")
+
+    rewards = group_rewards(trajs, values)
+    st.subheader("Rewards and advantages (Eq. 2 within each group)")
+    if rewards.groupby("group").size().max() < 2:
+        st.info("One sample per task: a group has one member, so every reward is 0. Evaluate with --samples 2+ "
+                "(or compare runs above, where each task's trajectories of all runs are normalised together).")
+    st.dataframe(rewards, hide_index=True, key="rewards")
+    winners = rewards[rewards.winner].groupby("run_id").size().rename("groups won").reset_index()
+    st.dataframe(winners, hide_index=True, key="winners")
+
+
+if __name__ == "__main__":  # run as a page of the dashboard
+    run_page(render)

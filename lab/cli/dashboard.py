@@ -1,0 +1,50 @@
+"""`orchestra app`: serve the Streamlit dashboard (`app/`) on one store.
+
+    orchestra app --db demo.duckdb            # http://127.0.0.1:8501
+    orchestra app --port 8600 --host 0.0.0.0  # reachable from other machines: only on a trusted network
+
+The app reads the store read-only through short-lived connections, so it can stay open while a run
+writes. It binds to 127.0.0.1 unless told otherwise: the store holds prompts and answers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from lab.cli import app
+from lab.cli.options import DbOption, console
+
+
+def app_command(port: int, host: str) -> list[str]:
+    """The `streamlit run` command line for the dashboard (headless, no usage statistics)."""
+    import app as dashboard  # the package beside lab/
+
+    main = Path(dashboard.__file__).parent / "main.py"
+    return [sys.executable, "-m", "streamlit", "run", str(main), "--server.headless", "true",
+            "--server.address", host, "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+
+
+@app.command("app")
+def serve(
+    db: Optional[str] = DbOption,
+    port: int = typer.Option(8501, "--port", min=1, max=65535, help="Port to serve on."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; 0.0.0.0 exposes the store to the network."),
+) -> None:
+    """Serve the dashboard: runs, rollouts, preference steering, tool use, Pareto, compare, training."""
+    from lab.store.store import resolve_db_path
+
+    path = resolve_db_path(db).resolve()
+    if not path.is_file():
+        console.print(f"[yellow]{path}: no store yet; the app will say so until a run writes one.[/yellow]")
+    console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)")
+    env = {**os.environ, "ORCHESTRA_DB": str(path)}
+    try:
+        raise typer.Exit(subprocess.call(app_command(port, host), env=env))
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
