@@ -119,7 +119,7 @@ def store_of(tmp_path: Path):
     return build
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_run():
     """The `task_run` builder, for test modules (which cannot import conftest by name)."""
     return task_run

@@ -9,7 +9,7 @@ import streamlit as st
 from app import data
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
-from lab.report.metrics import per_task, shared_tasks
+from lab.report.metrics import shared_tasks
 
 
 def render() -> None:

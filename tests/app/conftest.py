@@ -4,14 +4,10 @@ two samples per task, a training run with three logged steps and two evaluations
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from app_server import Served
 
 from lab.records import RunRecord, TrainMetricsRecord
 from lab.store import Store
@@ -44,47 +40,10 @@ def app_store(tmp_path, make_run, monkeypatch) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Served:
-    """`orchestra app` in a real process on a free port, ready once /_stcore/health says ok."""
-
-    def __init__(self, db: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from lab.cli import main; main()", "app", "--db", str(db), "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def wait_ready(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"orchestra app exited: {self.process.stdout.read()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.read().decode().strip() == "ok":
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)  # polling a server that is starting, not synchronising with it
-        raise RuntimeError(f"orchestra app not ready within {timeout_s} s")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
-@pytest.fixture
-def served(tmp_path, make_run):
-    server = Served(build_store(tmp_path / "served.duckdb", make_run))
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, make_run):
+    """One server per test module (starting one costs seconds); the tests only read its store."""
+    server = Served(build_store(tmp_path_factory.mktemp("served") / "served.duckdb", make_run))
     server.wait_ready()
     yield server
     server.stop()

@@ -1,0 +1,133 @@
+"""The dashboard in a real browser: `orchestra app` in its own process, driven by headless Chromium.
+
+What a user would notice: every page opens without an error; moving a preference slider re-ranks the
+systems; clicking a point of the Pareto chart leads to that run's trajectories; a deep link opens the
+run, task and vector it names; and the app keeps serving while an evaluation writes the store.
+Screenshots land in `artifacts/screenshots/` (kept by CI as test artifacts).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from app_server import Served
+
+from app.navigation import PAGES
+from lab.store import Store, queries
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium")]
+
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.locator("h1").first.wait_for()
+    return page
+
+
+def no_error(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_every_page_opens(served, browser):
+    for path, title in PAGES.items():
+        page = open_page(browser, f"{served.url}/{path}")
+        page.get_by_role("heading", name=title).first.wait_for()
+        page.wait_for_load_state("networkidle")
+        no_error(page)
+        shot(page, path)
+        page.close()
+
+
+def test_a_slider_reranks_and_the_url_keeps_it(served, browser):
+    page = open_page(browser, f"{served.url}/steering?runs=eval-a,eval-b&p=outcome%3D1")
+    ranking = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="Ranking:").first
+    ranking.wait_for()
+    assert ranking.inner_text().split()[1] == "eval-b"
+    thumb = page.locator('[data-testid="stSlider"]').filter(has_text="gpt-5").get_by_role("slider")
+    thumb.focus()
+    for _ in range(20):  # step 0.05 from 0 to 1
+        thumb.press("ArrowRight")
+    page.wait_for_url(re.compile(r"p=gpt-5%3D1(%2C|&|$)"))  # the slider's state is in the URL
+    page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=re.compile(r"Ranking:\s*eval-a")).first.wait_for()
+    shot(page, "steering-after-slider")
+    no_error(page)
+
+
+def test_a_pareto_click_opens_the_runs_trajectories(served, browser):
+    page = open_page(browser, f"{served.url}/pareto?runs=eval-a,eval-b")
+    point = page.locator(".js-plotly-plot .scatterlayer .trace .points path").first
+    point.wait_for()
+    point.click(force=True)
+    link = page.get_by_role("link", name=re.compile("Open the trajectories of"))
+    link.wait_for()
+    run_id = link.inner_text().split()[-1]
+    link.click()
+    page.wait_for_url(re.compile(r"/rollouts"))
+    page.get_by_text("verdict", exact=False).first.wait_for()
+    assert f"run={run_id}" in page.url
+    shot(page, "pareto-click-rollouts")
+    no_error(page)
+
+
+def test_a_deep_link_opens_its_trajectory(served, browser):
+    page = open_page(browser, f"{served.url}/rollouts?run=eval-b&task=t2")
+    page.get_by_text("verdict", exact=False).first.wait_for()
+    assert page.get_by_role("combobox", name="Run").input_value().startswith("eval-b · eval")
+    assert page.get_by_role("combobox", name="Task").input_value() == "t2"
+    no_error(page)
+
+
+def test_the_app_keeps_serving_while_a_run_writes(tmp_path, browser, world):
+    """The app re-reads the store every second while `orchestra eval` writes it; the run loses nothing."""
+    db = tmp_path / "live.duckdb"
+    Store(db)
+    server = Served(db)
+    server.wait_ready()
+    try:
+        writer = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "eval", "--benchmark",
+                                   "world:frames", "--limit", "12", "--samples", "2", "--temperature", "0.7",
+                                   "--orchestrator", "scripted:random", "--db", str(db)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        page = open_page(browser, f"{server.url}/runs")
+        reloads = 0
+        while writer.poll() is None:
+            page.reload()
+            page.locator("h1").first.wait_for()
+            no_error(page)
+            reloads += 1
+            page.wait_for_timeout(1000)  # the user's refresh rate, not a synchronisation
+        out, err = writer.communicate()
+        assert writer.returncode == 0, err
+        page.reload()
+        page.get_by_text("No runs in").or_(page.locator('[data-testid="stDataFrame"]')).first.wait_for()
+        no_error(page)
+    finally:
+        server.stop()
+    (run,) = queries.runs_summary_df(Store(db)).itertuples()
+    assert run.status == "finished" and run.trajectories == 24 and reloads >= 1
