@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.report.api import Report, load_report
+from lab.report.api import Report, load_report, repriced_step_costs
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
 
@@ -102,6 +102,17 @@ def report(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str | Non
            preference: str | None = None) -> Report:
     """The CLI report's tables for these runs (`lab.report.api.load_report`), re-priced when asked."""
     return load_report(_store(path), list(run_ids), pricing=pricing, preference=preference, n_resamples=500)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def repriced_trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str) -> pd.DataFrame:
+    """The runs' trajectories with `cost_usd` re-priced under `pricing`, step by step from the logged
+    tokens (the same arithmetic as `orchestra reprice`)."""
+    store = _store(path)
+    trajs = queries.trajectories_df(store, list(run_ids))
+    key = ["run_id", "task_id", "sample_idx", "train_step"]
+    costs = repriced_step_costs(store, trajs, list(run_ids), pricing).groupby(key).new_cost_usd.sum()
+    return trajs.assign(cost_usd=trajs.set_index(key).index.map(costs).fillna(0.0).to_numpy(float))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

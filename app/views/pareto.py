@@ -3,6 +3,8 @@ clicking a point opens that run's trajectories."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -10,6 +12,7 @@ from app import data
 from app.selection import clicked_runs
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import cost_accuracy_figure, turn_budget_figure
+from lab.report.metrics import pareto_points
 
 
 def render() -> None:
@@ -21,11 +24,18 @@ def render() -> None:
         return
     simulated_badge(runs, run_ids)
     report = data.report(path, stamp, tuple(run_ids))
+    axis = st.radio("Against accuracy", ["cost", "latency"], horizontal=True, key="pareto-axis")
+    if axis == "latency":  # the same frontier arithmetic on seconds per task instead of cents
+        costs = report.costs.assign(cost_cents_per_task=report.costs.latency_s_per_task)
+        report = replace(report, pareto=pareto_points(report.accuracy, costs))
     points = report.pareto.merge(runs[["run_id", "orchestrator", "max_turns", "preference", "train_step"]], on="run_id")
     names = {r.run_id: f"{r.orchestrator} · {r.max_turns} turns" + (f" · step {int(r.train_step)}" if pd.notna(r.train_step) else "")
              for r in points.itertuples()}
-    event = st.plotly_chart(cost_accuracy_figure(report.pareto, names=names), on_select="rerun",
-                            selection_mode="points", key="pareto-chart")
+    figure = cost_accuracy_figure(report.pareto, names=names)
+    if axis == "latency":
+        figure.update_layout(title="Latency vs accuracy (filled: on the Pareto frontier)")
+        figure.update_xaxes(title_text="mean latency per task (s)")
+    event = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="pareto-chart")
     chosen = clicked_runs(event)
     if chosen:
         from app.navigation import page

@@ -64,7 +64,8 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     answer = st.columns(2)
     answer[0].markdown(f"**final answer**\n\n{traj.final_answer if pd.notna(traj.final_answer) else '(none)'}")
     if not gold.empty:
-        answer[1].markdown(f"**gold answer**\n\n{gold.iloc[0].answer}")
+        answer[1].markdown("**gold answer**")
+        answer[1].json(json.loads(gold.iloc[0].answer_json or "null"), expanded=False)
     verdict = "solved" if traj.outcome >= 1 else "not solved"
     st.markdown(f"**verdict: {verdict}** (outcome {traj.outcome:g}) · status {traj.status}"
                 + (f" · filtered: {traj.filter_reason}" if pd.notna(traj.filter_reason) else ""))

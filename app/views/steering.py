@@ -29,18 +29,12 @@ def render() -> None:
                             index=providers.index(st.query_params.get("pricing", "logged"))
                             if st.query_params.get("pricing", "logged") in providers else 0)
     st.query_params["pricing"] = provider
-    trajs = data.trajectories(path, stamp, tuple(run_ids))
-    if provider != "logged":
-        trajs = _repriced(path, stamp, run_ids, provider, trajs)
+    if provider == "logged":
+        trajs = data.trajectories(path, stamp, tuple(run_ids))
+    else:  # every cost re-priced from the logged tokens
+        trajs = data.repriced_trajectories(path, stamp, tuple(run_ids), provider)
+    st.caption(f"total cost of these runs: ${trajs.cost_usd.sum():.4f} ({provider} prices)")
     _steer(trajs, run_ids)
-
-
-def _repriced(path, stamp, run_ids, provider, trajs):
-    """Every trajectory's cost under `provider`'s prices, from its logged tokens (the report's re-pricing)."""
-    report = data.report(path, stamp, tuple(run_ids), pricing=provider)
-    factor = report.reprice.set_index("run_id")
-    ratio = (factor.repriced_total_usd / factor.logged_total_usd.where(factor.logged_total_usd > 0)).fillna(1.0)
-    return trajs.assign(cost_usd=trajs.cost_usd * trajs.run_id.map(ratio).fillna(1.0))
 
 
 @st.fragment

@@ -190,8 +190,15 @@ def _preference(trajs: pd.DataFrame, tools: list[str], given: str | None,
 
 
 def _reprice(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing: str) -> pd.DataFrame:
-    """Per-run logged vs re-priced cost under `pricing`: every step (and the orchestrator's own tokens,
-    for `openai:` orchestrators) priced from its logged tokens by `lab.repricing.step_costs_under`."""
+    """Per-run logged vs re-priced cost under `pricing` (see `repriced_step_costs`)."""
+    step_costs = repriced_step_costs(store, trajs, run_ids, pricing)
+    return metrics.repriced_table(trajs, step_costs, run_ids, pricing)
+
+
+def repriced_step_costs(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing: str) -> pd.DataFrame:
+    """Every step's logged and re-priced cost under `pricing` (and the orchestrator's own tokens, for
+    `openai:` orchestrators), priced from its logged tokens by `lab.repricing.step_costs_under`.
+    Columns: run_id, task_id, sample_idx, train_step, cost_usd, new_cost_usd."""
     table = PriceTable.load(pricing)
     parts = []
     for run_id in run_ids:
@@ -200,6 +207,5 @@ def _reprice(store: Store, trajs: pd.DataFrame, run_ids: Sequence[str], pricing:
                                                   run.orchestrator, toolkit_json=run.toolkit_json)
         parts.append(steps[["run_id", "task_id", "sample_idx", "train_step", "cost_usd"]].assign(
             new_cost_usd=repricing.step_costs_under(steps, table)))
-    step_costs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["run_id", "task_id", "sample_idx", "train_step", "cost_usd", "new_cost_usd"])
-    return metrics.repriced_table(trajs, step_costs, run_ids, pricing)

@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 from app_server import Served
 
-from lab.records import RunRecord, TrainMetricsRecord
+from lab.records import RunRecord, TaskRecord, TrainMetricsRecord
 from lab.store import Store
 
 
 def build_store(path: Path, make_run) -> Path:
     store = Store(path)
+    store.write_tasks([TaskRecord(benchmark="world", task_id=f"t{i}", split="test", domain="shop" if i < 3 else "maths",
+                                  question=f"Question {i}?", answer_json=json.dumps(f"answer {i}"),
+                                  meta_json=json.dumps({"difficulty": "easy" if i == 1 else "hard"})) for i in (1, 2, 3)])
     runs = [make_run("eval-a", {"t1": [1, 0], "t2": [1, 1], "t3": [0, 0]}, tool="gpt-5"),
             make_run("eval-b", {"t1": [1, 1], "t2": [0, 1], "t3": [1, 0]}, tool="qwen3-32b")]
     for step in (1, 3):

@@ -18,6 +18,7 @@ import app
 from app.navigation import PAGES
 from app.selection import clicked_runs
 from app.steering_logic import group_rewards, parse_vector, ranking
+from lab.report.api import load_report
 from lab.store import Store, queries
 
 MAIN = str(Path(app.__file__).parent / "main.py")
@@ -86,6 +87,24 @@ def test_a_deep_link_opens_a_trajectory(app_store):
     at = on("rollouts", run="eval-b", task="t2")
     assert at.selectbox(key="pick-run").value == "eval-b" and at.selectbox(key="pick-task").value == "t2"
     assert any("verdict" in m.value for m in at.markdown)
+    shown = [j.value for j in at.json]
+    assert "answer 2" in shown, shown  # the gold answer beside the final one
+
+
+def test_prices_of_another_provider_reprice_every_cost(app_store):
+    at = on("steering", runs="eval-a,eval-b")
+    logged = next(c.value for c in at.caption if c.value.startswith("total cost"))
+    at.selectbox(key="provider").set_value("deepinfra").run()
+    repriced = next(c.value for c in at.caption if c.value.startswith("total cost"))
+    expected = load_report(Store(app_store), ["eval-a", "eval-b"], pricing="deepinfra").reprice.repriced_total_usd.sum()
+    assert repriced != logged and f"${expected:.4f} (deepinfra prices)" in repriced
+    assert at.query_params["pricing"] == "deepinfra"
+
+
+def test_the_heat_map_splits_by_domain(app_store):
+    at = on("tools", runs="eval-a,eval-b")
+    at.radio(key="heat-by").set_value("domain").run()
+    assert at.selectbox(key="heat-value").options == ["maths", "shop"] and not problems(at)
 
 
 def test_training_page_plots_the_steps_and_the_linked_evaluations(app_store):
