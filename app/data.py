@@ -21,11 +21,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.report.api import Report, load_report, repriced_step_costs
+from app.steering_logic import Features
+from lab.report import metrics
+from lab.report.api import Report, load_report, repriced_step_costs, run_info_frame, tools_frame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
 
 TTL_S = 30
+#: Bootstrap resamples for the app's intervals: enough for two decimals, fast enough for a page.
+RESAMPLES = 1000
 
 
 def store_path() -> Path:
@@ -51,8 +55,9 @@ def runs(path: Path, _stamp: int) -> pd.DataFrame:
     configs = raw.config_json.map(lambda text: json.loads(text or "{}"))
     summary["toolkit"] = summary.run_id.map(lambda r: _toolkit_name(raw.toolkit_json.get(r)))
     summary["simulated"] = summary.run_id.map(lambda r: _has_simulated(raw.toolkit_json.get(r), summary, r))
-    summary["preference"] = summary.run_id.map(lambda r: _preference_text(configs.get(r, {})))
-    summary["max_turns"] = summary.run_id.map(lambda r: configs.get(r, {}).get("max_turns"))
+    variants = configs.map(lambda c: c.get("variant") or {})
+    summary["preference"] = summary.run_id.map(lambda r: _preference_text(variants.get(r, {})))
+    summary["max_turns"] = summary.run_id.map(lambda r: variants.get(r, {}).get("max_turns"))
     summary["train_run_id"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_run_id"))
     summary["train_step"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_step"))
     return summary
@@ -70,8 +75,9 @@ def _has_simulated(toolkit_json: str | None, summary: pd.DataFrame, run_id: str)
                                                        for t in tools)
 
 
-def _preference_text(config: dict) -> str:
-    value = config.get("preference")
+def _preference_text(variant: dict) -> str:
+    """The run's preference as `name=value,...` (its variant's P; empty when it has none)."""
+    value = variant.get("preference")
     if isinstance(value, dict):
         return ",".join(f"{k}={v:g}" for k, v in value.items() if v)
     return str(value or "")
@@ -80,6 +86,12 @@ def _preference_text(config: dict) -> str:
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     return queries.trajectories_df(_store(path), list(run_ids))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def tool_calls(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Calls per tool per trajectory, the counts the reward uses (`queries.tool_calls_df`)."""
+    return queries.tool_calls_df(_store(path), list(run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -101,7 +113,7 @@ def search(path: Path, _stamp: int, run_id: str, text: str, limit: int = 200) ->
 def report(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str | None = None,
            preference: str | None = None) -> Report:
     """The CLI report's tables for these runs (`lab.report.api.load_report`), re-priced when asked."""
-    return load_report(_store(path), list(run_ids), pricing=pricing, preference=preference, n_resamples=500)
+    return load_report(_store(path), list(run_ids), pricing=pricing, preference=preference, n_resamples=RESAMPLES)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -113,6 +125,31 @@ def repriced_trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...], pri
     key = ["run_id", "task_id", "sample_idx", "train_step"]
     costs = repriced_step_costs(store, trajs, list(run_ids), pricing).groupby(key).new_cost_usd.sum()
     return trajs.assign(cost_usd=trajs.set_index(key).index.map(costs).fillna(0.0).to_numpy(float))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def features(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str = "logged") -> Features:
+    """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them)."""
+    trajs = trajectories(path, _stamp, run_ids) if pricing == "logged" else repriced_trajectories(path, _stamp, run_ids, pricing)
+    return Features.of(trajs)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def tool_tables(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The report's tool-call table (paper Table 15) and delegation-bias table (Fig. 3) alone, without
+    the rest of the report (its bootstraps cost more than these on a large store)."""
+    store = _store(path)
+    records = [queries.run(store, r) for r in run_ids]
+    calls = tool_calls(path, _stamp, run_ids)
+    tools, info = tools_frame(records), run_info_frame(records)
+    return (metrics.tool_call_table(calls, trajectories(path, _stamp, run_ids), list(run_ids), tools),
+            metrics.delegation_bias(calls, tools, info, list(run_ids)))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def accuracy(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Accuracy per run with its bootstrap interval over tasks (`lab.report.metrics.accuracy_table`)."""
+    return metrics.accuracy_table(trajectories(path, _stamp, run_ids), list(run_ids), n_resamples=RESAMPLES)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

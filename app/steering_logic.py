@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from lab.preference import OBJECTIVES
-from lab.report import metrics
-from lab.reward import rescore
+from lab.reward import feature_matrix, group_advantages, preference_rewards, preference_score
 
 
 def feature_names(trajs: pd.DataFrame) -> list[str]:
@@ -27,34 +27,67 @@ def feature_names(trajs: pd.DataFrame) -> list[str]:
     return [*tools, *OBJECTIVES]
 
 
-def ranking(trajs: pd.DataFrame, run_ids: Sequence[str], P: dict[str, float]) -> pd.DataFrame:
-    """The preference score of each run under P on the tasks they share (paper Table 3), best first."""
-    names = feature_names(trajs[trajs.run_id.isin(list(run_ids))])
-    tools = names[:-len(OBJECTIVES)]
-    vector = np.array([P.get(n, 0.0) for n in names], dtype=float)
-    scores = metrics.preference_scores(trajs, list(run_ids), tools, vector)
-    scores = scores.sort_values("preference_score", ascending=False, na_position="last").reset_index(drop=True)
-    scores.insert(0, "rank", range(1, len(scores) + 1))
-    return scores
+@dataclass(frozen=True)
+class Features:
+    """The logged trajectories of some runs as Eq. 2's feature matrix, parsed once per store state so a
+    slider move is only arithmetic: M (B, n + 3) = [calls per tool, outcome, -cost, -latency]."""
+
+    names: list[str]
+    M: np.ndarray
+    rows: pd.DataFrame  # run_id, task_id, sample_idx, train_step, group, outcome, cost_usd, latency_s
+
+    @classmethod
+    def of(cls, trajs: pd.DataFrame) -> Features:
+        names = feature_names(trajs)
+        tools = names[:-len(OBJECTIVES)]
+        M = feature_matrix([json.loads(t or "{}") for t in trajs.tool_counts_json], trajs.outcome.to_numpy(float),
+                           trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools)
+        rows = trajs[["run_id", "task_id", "sample_idx", "train_step", "outcome", "cost_usd", "latency_s"]].reset_index(drop=True)
+        rows["group"] = (trajs.group_id.fillna(trajs.task_id) + "@" + trajs.train_step.astype(str)).to_numpy()
+        return cls(names, M, rows)
+
+    def vector(self, P: dict[str, float]) -> np.ndarray:
+        return np.array([P.get(n, 0.0) for n in self.names], dtype=float)
 
 
-def group_rewards(trajs: pd.DataFrame, P: dict[str, float]) -> pd.DataFrame:
+def ranking(features: Features, run_ids: Sequence[str], P: dict[str, float]) -> pd.DataFrame:
+    """The preference score of each run under P on the tasks they all ran (paper Table 3), best first:
+    each task's trajectories of all the runs are normalised together (`lab.reward.preference_score`)."""
+    rows = features.rows
+    mine = rows.run_id.isin(list(run_ids)).to_numpy()
+    runs_per_task = rows[mine].groupby("task_id").run_id.nunique()
+    shared = set(runs_per_task.index[runs_per_task == len(set(run_ids))])
+    keep = mine & rows.task_id.isin(shared).to_numpy()
+    scores = preference_score(features.M[keep], features.vector(P), list(rows.run_id[keep]), list(rows.task_id[keep])) \
+        if keep.any() else {}
+    counts = rows.run_id[keep].value_counts()
+    table = pd.DataFrame([[r, scores.get(r, np.nan), len(shared), int(counts.get(r, 0))] for r in run_ids],
+                         columns=["run_id", "preference_score", "n_tasks", "n_trajectories"])
+    table = table.sort_values("preference_score", ascending=False, na_position="last").reset_index(drop=True)
+    table.insert(0, "rank", range(1, len(table) + 1))
+    return table
+
+
+def group_rewards(features: Features, P: dict[str, float]) -> pd.DataFrame:
     """Each trajectory's Eq. 2 reward and GRPO advantage under P within its group of one run (the task's
     samples, or the logged GRPO group), and whether it wins its group. Runs with one sample per task have
     constant columns, so every reward is 0 there; the page says so."""
-    frames = []
-    for run_id, rows in trajs.groupby("run_id", sort=False):
-        names = feature_names(rows)
-        tools = names[:-len(OBJECTIVES)]
-        groups = (rows.group_id.fillna(rows.task_id) + "@" + rows.train_step.astype(str)).tolist()
-        R, A, keep = rescore([json.loads(t or "{}") for t in rows.tool_counts_json], rows.outcome.to_numpy(float),
-                             rows.cost_usd.to_numpy(float), rows.latency_s.to_numpy(float), tools,
-                             np.array([P.get(n, 0.0) for n in names], dtype=float), groups)
-        frame = rows[["run_id", "task_id", "sample_idx", "train_step", "outcome", "cost_usd", "latency_s"]].copy()
-        frame["group"], frame["reward"], frame["advantage"], frame["kept"] = groups, R, A, keep
-        frame["winner"] = frame.reward.eq(frame.groupby("group").reward.transform("max")) & (frame.reward > 0)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    rows = features.rows
+    groups = (rows.run_id + "/" + rows.group).tolist()
+    R = preference_rewards(features.M, features.vector(P), groups)
+    A, keep = group_advantages(R, groups)
+    frame = rows.assign(reward=R, advantage=A, kept=keep)
+    frame["winner"] = frame.reward.eq(frame.groupby(["run_id", "group"]).reward.transform("max")) & (frame.reward > 0)
+    return frame
+
+
+def reward_summary(rewards: pd.DataFrame) -> pd.DataFrame:
+    """Per run: mean reward, groups won, groups kept by the homogeneity filter, groups in all."""
+    per_group = rewards.groupby(["run_id", "group"]).agg(won=("winner", "any"), kept=("kept", "any"))
+    summary = per_group.groupby("run_id").agg(groups=("won", "size"), groups_won=("won", "sum"),
+                                              groups_kept=("kept", "sum"))
+    summary["mean_reward"] = rewards.groupby("run_id").reward.mean()
+    return summary.reset_index()
 
 
 def parse_vector(text: str | None, names: Sequence[str]) -> dict[str, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app import data
@@ -58,12 +59,11 @@ def link_row(run_id: str) -> None:
         column.page_link(page(path), label=PAGES[path], query_params={"run": run_id, "runs": run_id})
 
 
-def _intervals(path, stamp, run_ids: list[str]):
-    import pandas as pd
-
+def _intervals(path, stamp, run_ids: list[str]) -> pd.Series:
+    """Accuracy's bootstrap interval over tasks per eval run, as text (the report's `accuracy_table`)."""
     if not run_ids:
         return pd.Series(dtype=object)
-    accuracy = data.report(path, stamp, tuple(run_ids)).accuracy.set_index("run_id")
+    accuracy = data.accuracy(path, stamp, tuple(run_ids)).set_index("run_id")
     return accuracy.apply(lambda r: f"[{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1)
 
 

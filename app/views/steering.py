@@ -6,14 +6,16 @@ lives in the URL (`?p=outcome=1,compute=0.5`), so a steering state is a link.
 
 from __future__ import annotations
 
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from app import data
-from app.steering_logic import feature_names, group_rewards, parse_vector, ranking, vector_text
+from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.preference import preference_pairs
 from lab.pricing import providers as price_providers
+
+ROWS_SHOWN = 200  # of the per-trajectory rewards table; the summary above covers them all
 
 
 def render() -> None:
@@ -34,12 +36,13 @@ def render() -> None:
     else:  # every cost re-priced from the logged tokens
         trajs = data.repriced_trajectories(path, stamp, tuple(run_ids), provider)
     st.caption(f"total cost of these runs: ${trajs.cost_usd.sum():.4f} ({provider} prices)")
-    _steer(trajs, run_ids)
+    _steer(data.features(path, stamp, tuple(run_ids), provider), run_ids)
 
 
 @st.fragment
-def _steer(trajs, run_ids: list[str]) -> None:
-    names = feature_names(trajs)
+def _steer(features: Features, run_ids: list[str]) -> None:
+    """The slider -> rescore -> chart loop, re-run alone when a slider moves (a fragment)."""
+    names = features.names
     values = parse_vector(st.query_params.get("p"), names)
     pairs = [p for split in ("train", "eval") for p in preference_pairs(split)]
     preset = st.selectbox("Preset (instruction, P)", ["-", *[p.instruction for p in pairs]], key="preset")
@@ -52,22 +55,23 @@ def _steer(trajs, run_ids: list[str]) -> None:
     st.query_params["p"] = vector_text(values)
     st.caption(f"P = {vector_text(values) or '0'}")
 
-    table = ranking(trajs, run_ids, values)
+    table = ranking(features, run_ids, values)
     st.markdown("**Ranking:** " + " > ".join(f"{r.run_id} ({r.preference_score:.3f})" for r in table.itertuples()))
     left, right = st.columns(2)
     left.subheader("Ranking of systems")
     left.dataframe(table, hide_index=True, key="ranking")
-    figure = px.bar(table, x="run_id", y="preference_score", title="Preference score under P")
+    figure = go.Figure(go.Bar(x=table.run_id, y=table.preference_score))
+    figure.update_layout(title="Preference score under P", yaxis_title="preference score")
     right.plotly_chart(figure, key="ranking-chart")
 
-    rewards = group_rewards(trajs, values)
+    rewards = group_rewards(features, values)
     st.subheader("Rewards and advantages (Eq. 2 within each group)")
-    if rewards.groupby("group").size().max() < 2:
+    if rewards.groupby(["run_id", "group"]).size().max() < 2:
         st.info("One sample per task: a group has one member, so every reward is 0. Evaluate with --samples 2+ "
                 "(or compare runs above, where each task's trajectories of all runs are normalised together).")
-    st.dataframe(rewards, hide_index=True, key="rewards")
-    winners = rewards[rewards.winner].groupby("run_id").size().rename("groups won").reset_index()
-    st.dataframe(winners, hide_index=True, key="winners")
+    st.dataframe(reward_summary(rewards), hide_index=True, key="reward-summary")
+    st.caption(f"first {min(len(rewards), ROWS_SHOWN)} of {len(rewards)} trajectories")
+    st.dataframe(rewards.head(ROWS_SHOWN), hide_index=True, key="rewards")
 
 
 if __name__ == "__main__":  # run as a page of the dashboard

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import plotly.express as px
 import streamlit as st
 
@@ -19,44 +18,46 @@ def render() -> None:
     run_ids = pick_runs(runs)
     if run_ids:
         simulated_badge(runs, run_ids)
-        report = data.report(path, stamp, tuple(run_ids))
-        calls_per_task = report.tool_calls.pivot_table(index="run_id", columns="tool_label", values="calls_per_task",
+        table, bias = data.tool_tables(path, stamp, tuple(run_ids))
+        calls_per_task = table.pivot_table(index="run_id", columns="tool_label", values="calls_per_task",
                                                        fill_value=0.0).reset_index()
         st.plotly_chart(px.bar(calls_per_task, x="run_id", y=[c for c in calls_per_task.columns if c != "run_id"],
                                title="Calls per task per tool (paper Fig. 5 / Table 15)"), key="calls-per-task")
-        st.plotly_chart(tool_share_figure(report.tool_calls, run_ids), key="tool-shares")
-        st.dataframe(report.tool_calls, hide_index=True, key="tool-table")
+        st.plotly_chart(tool_share_figure(table, run_ids), key="tool-shares")
+        st.dataframe(table, hide_index=True, key="tool-table")
         _delegation_heat_map(path, stamp, runs, run_ids)
         st.subheader("Delegation bias (paper Fig. 3)")
-        st.dataframe(report.bias, hide_index=True, key="bias-table")
+        st.dataframe(bias, hide_index=True, key="bias-table")
     _drift(path, stamp, runs)
 
 
 def _delegation_heat_map(path, stamp, runs, run_ids: list[str]) -> None:
     """Calls per task, orchestrator × tool, for the tasks of one domain or difficulty (or all)."""
     trajs = data.trajectories(path, stamp, tuple(run_ids))
+    calls = data.tool_calls(path, stamp, tuple(run_ids))
     tasks = data.tasks(path, stamp).drop_duplicates("task_id").set_index("task_id")
     meta = tasks.meta_json.map(lambda text: json.loads(text or "{}"))
     facets = {"domain": tasks.domain, "difficulty": meta.map(lambda m: m.get("difficulty"))}
     by = st.radio("Split the heat map by", ["all tasks", *facets], horizontal=True, key="heat-by")
+    label = "all tasks"
     if by != "all tasks":
         values = sorted({str(v) for v in facets[by].dropna()})
         if not values:
             st.caption(f"No task in these runs records a {by}.")
             return
-        value = st.selectbox(by, values, key="heat-value")
-        trajs = trajs[trajs.task_id.map(facets[by]).astype(str) == value]
-    orchestrators = dict(zip(runs.run_id, runs.orchestrator))
-    rows = [(orchestrators.get(r.run_id, r.run_id), tool, n) for r in trajs.itertuples()
-            for tool, n in json.loads(r.tool_counts_json or "{}").items()] if len(trajs) else []
-    if not rows:
+        label = st.selectbox(by, values, key="heat-value")
+        chosen = set(facets[by].index[facets[by].astype(str) == label])
+        trajs, calls = trajs[trajs.task_id.isin(chosen)], calls[calls.task_id.isin(chosen)]
+    if calls.empty:
         st.caption("No tool calls on these tasks.")
         return
-    calls = pd.DataFrame(rows, columns=["orchestrator", "tool", "calls"])
-    per_task = calls.groupby(["orchestrator", "tool"]).calls.sum().unstack(fill_value=0) / max(1, trajs.task_id.nunique())
+    orchestrators = dict(zip(runs.run_id, runs.orchestrator))
+    tasks_per_run = trajs.groupby("run_id").task_id.nunique()
+    per_run = calls.groupby(["run_id", "tool_name"]).n_calls.sum().div(tasks_per_run, level="run_id").rename("calls")
+    per_task = per_run.reset_index().assign(orchestrator=lambda f: f.run_id.map(orchestrators)).pivot_table(
+        index="orchestrator", columns="tool_name", values="calls", aggfunc="mean", fill_value=0.0)
     st.plotly_chart(px.imshow(per_task, text_auto=".2f", aspect="auto",
-                              title=f"Calls per task, orchestrator × tool ({by if by == 'all tasks' else value})"),
-                    key="bias-heat")
+                              title=f"Calls per task, orchestrator × tool ({label})"), key="bias-heat")
 
 
 def _drift(path, stamp, runs) -> None:

@@ -27,7 +27,8 @@ def app_command(port: int, host: str) -> list[str]:
 
     main = Path(dashboard.__file__).parent / "main.py"
     return [sys.executable, "-m", "streamlit", "run", str(main), "--server.headless", "true",
-            "--server.address", host, "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+            "--server.address", host, "--server.port", str(port), "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]
 
 
 @app.command("app")

@@ -8,8 +8,10 @@ on one page is in the URL for the next.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,7 +19,9 @@ import app
 
 from app.navigation import PAGES
 from app.selection import clicked_runs
-from app.steering_logic import group_rewards, parse_vector, ranking
+from app.steering_logic import Features, feature_names, group_rewards, parse_vector, ranking
+from lab.report.metrics import preference_scores
+from lab.reward import rescore
 from lab.report.api import load_report
 from lab.store import Store, queries
 
@@ -116,9 +120,14 @@ def test_training_page_plots_the_steps_and_the_linked_evaluations(app_store):
 
 def test_rewards_follow_lab_reward_within_each_group(app_store):
     trajs = queries.trajectories_df(Store(app_store), ["eval-a"])
-    rewards = group_rewards(trajs, {"outcome": 1.0, "compute": 1.0})
+    P = {"outcome": 1.0, "compute": 1.0}
+    rewards = group_rewards(Features.of(trajs), P)
     assert (rewards[rewards.outcome == 0].reward == 0).all()  # gated on the outcome, whatever else
     assert set(rewards.group) == {"t1@0", "t2@0", "t3@0"}
+    names = feature_names(trajs)
+    R, A, _ = rescore([json.loads(t) for t in trajs.tool_counts_json], trajs.outcome, trajs.cost_usd, trajs.latency_s,
+                      names[:-3], np.array([P.get(n, 0.0) for n in names]), list(trajs.task_id))
+    assert np.allclose(rewards.reward, R) and np.allclose(rewards.advantage, A)  # what `orchestra rescore` computes
 
 
 def test_a_stale_link_still_opens():
@@ -135,5 +144,10 @@ def test_a_click_on_a_pareto_point_names_its_run():
 
 def test_ranking_is_best_first(app_store):
     trajs = queries.trajectories_df(Store(app_store), ["eval-a", "eval-b"])
-    table = ranking(trajs, ["eval-a", "eval-b"], {"outcome": 1.0, "gpt-5": 1.0})
+    P = {"outcome": 1.0, "gpt-5": 1.0}
+    table = ranking(Features.of(trajs), ["eval-a", "eval-b"], P)
     assert list(table["rank"]) == [1, 2] and table.preference_score.is_monotonic_decreasing
+    names = feature_names(trajs)
+    expected = preference_scores(trajs, ["eval-a", "eval-b"], names[:-3], np.array([P.get(n, 0.0) for n in names]))
+    assert dict(zip(table.run_id, table.preference_score)) == pytest.approx(
+        dict(zip(expected.run_id, expected.preference_score)))  # the report's preference score
