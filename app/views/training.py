@@ -9,7 +9,7 @@ import streamlit as st
 from app import data
 from app.widgets import pick_run, run_page, store_or_stop
 
-GROUPS = {"reward": ("reward/",), "loss and KL": ("loss", "kl", "entropy"), "filtered": ("filtered/",),
+GROUPS = {"reward and outcome": ("reward/", "outcome/"), "loss and KL": ("loss", "kl", "entropy"), "filtered": ("filtered/",),
           "tool shares": ("tools/share/",), "cost and latency": ("cost", "latency")}
 
 

@@ -9,6 +9,8 @@ on one page is in the URL for the next.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -151,3 +153,18 @@ def test_ranking_is_best_first(app_store):
     expected = preference_scores(trajs, ["eval-a", "eval-b"], names[:-3], np.array([P.get(n, 0.0) for n in names]))
     assert dict(zip(table.run_id, table.preference_score)) == pytest.approx(
         dict(zip(expected.run_id, expected.preference_score)))  # the report's preference score
+
+
+def test_the_app_imports_neither_torch_nor_the_trainer(app_store):
+    """Every page rendered in a fresh process: the dashboard must start fast and stay away from the GPU stack."""
+    script = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({MAIN!r}, default_timeout=120).run()\n"
+        f"for page in {list(PAGES)!r}:\n"
+        "    at.switch_page(f'views/{page}.py').run()\n"
+        "    assert not at.exception, at.exception\n"
+        "print(sorted(m for m in ('torch', 'trainer', 'transformers', 'trl') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
