@@ -64,8 +64,12 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     answer = st.columns(2)
     answer[0].markdown(f"**final answer**\n\n{traj.final_answer if pd.notna(traj.final_answer) else '(none)'}")
     if not gold.empty:
-        answer[1].markdown("**gold answer**")
-        answer[1].json(json.loads(gold.iloc[0].answer_json or "null"), expanded=False)
+        expected = json.loads(gold.iloc[0].answer_json or "null")
+        if isinstance(expected, (dict, list)):  # golden actions, choices: structured
+            answer[1].markdown("**gold answer**")
+            answer[1].json(expected, expanded=False)
+        else:  # st.json would read a plain string as JSON text
+            answer[1].markdown(f"**gold answer**\n\n{expected}")
     verdict = "solved" if traj.outcome >= 1 else "not solved"
     st.markdown(f"**verdict: {verdict}** (outcome {traj.outcome:g}) · status {traj.status}"
                 + (f" · filtered: {traj.filter_reason}" if pd.notna(traj.filter_reason) else ""))

@@ -30,6 +30,7 @@ itself retries transient HTTP errors a bounded number of times).
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import json
@@ -45,7 +46,7 @@ from typing import Any
 from lab.errors import LabInputError
 from lab.synth import llm_prompts as prompts
 from lab.synth.domain import TOOL_RANGE, canonical_hash, seeded_rng
-from lab.synth.sandboxed import ANNOTATIONS, SandboxDomain, SandboxError, read_tools, run_code
+from lab.synth.sandboxed import ANNOTATIONS, SandboxDomain, SandboxError, parse, read_tools, run_code
 from lab.synth.tasks import PERSONAS, Scenario, tau2_task
 from lab.synth.verify import tally, verify_task
 
@@ -253,9 +254,7 @@ def gate_toolkit(text: str, name: str, models: str, db: dict[str, Any], policy: 
 
 
 def _examples(code: str) -> dict[str, Any]:
-    import ast
-
-    for node in ast.parse(code).body:
+    for node in parse(code).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXAMPLES" for t in node.targets):
             try:
                 value = ast.literal_eval(node.value)

@@ -124,6 +124,18 @@ print("{mark}" + _json.dumps({"run": _run, "isolated": _isolated, "validate": _v
 '''
 
 
+#: CPython 3.11's AST constructor keeps a recursion counter that is not thread-safe ("AST constructor
+#: recursion depth mismatch" when two threads parse at once, as the generator's gates do), so every
+#: parse of generated code goes through this lock.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(code: str) -> ast.Module:
+    """`ast.parse`, one thread at a time (see `_PARSE_LOCK`); raises SyntaxError as it does."""
+    with _PARSE_LOCK:
+        return ast.parse(code)
+
+
 class SandboxError(RuntimeError):
     """The domain's code could not be run at all (a syntax error, a crash on import, a time limit)."""
 
@@ -145,7 +157,7 @@ def read_tools(code: str) -> CodeTools:
     execution), plus every problem that stops one from being offered (named, for the generator's
     retry prompt). Generic tools are the lab's and are added here."""
     try:
-        module = ast.parse(code)
+        module = parse(code)
     except SyntaxError as exc:
         return CodeTools({}, [f"syntax error line {exc.lineno}: {exc.msg}"])
     kinds, functions = None, {}
@@ -181,7 +193,7 @@ def read_tools(code: str) -> CodeTools:
 def read_now(code: str) -> str | None:
     """The `NOW = "<ISO time>"` constant of the code (its fixed clock), read without running it."""
     try:
-        module = ast.parse(code)
+        module = parse(code)
     except SyntaxError:
         return None
     for node in module.body:

@@ -45,11 +45,19 @@ def open_page(browser, url: str):
 
 
 def no_error(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    for selector in ('[data-testid="stException"]', '[data-testid="stAlertContentError"]'):
+        shown = page.locator(selector)
+        assert shown.count() == 0, shown.first.inner_text()
+
+
+def settle(page) -> None:
+    """Wait until the page's script has finished: no running indicator, no placeholder skeleton."""
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+    page.locator('[data-testid="stSkeleton"]').first.wait_for(state="detached")
 
 
 def shot(page, name: str) -> None:
+    settle(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
@@ -58,7 +66,7 @@ def test_every_page_opens(served, browser):
     for path, title in PAGES.items():
         page = open_page(browser, f"{served.url}/{path}")
         page.get_by_role("heading", name=title).first.wait_for()
-        page.wait_for_load_state("networkidle")
+        settle(page)
         no_error(page)
         shot(page, path)
         page.close()
