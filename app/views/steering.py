@@ -6,13 +6,13 @@ lives in the URL (`?p=outcome=1,compute=0.5`), so a steering state is a link.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from app import data
 from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.preference import preference_pairs
+from lab.report.figures import preference_score_figure
 from lab.pricing import providers as price_providers
 
 ROWS_SHOWN = 200  # of the per-trajectory rewards table; the summary above covers them all
@@ -60,9 +60,7 @@ def _steer(features: Features, run_ids: list[str]) -> None:
     left, right = st.columns(2)
     left.subheader("Ranking of systems")
     left.dataframe(table, hide_index=True, key="ranking")
-    figure = go.Figure(go.Bar(x=table.run_id, y=table.preference_score))
-    figure.update_layout(title="Preference score under P", yaxis_title="preference score")
-    right.plotly_chart(figure, key="ranking-chart")
+    right.plotly_chart(preference_score_figure(table), key="ranking-chart")
 
     rewards = group_rewards(features, values)
     st.subheader("Rewards and advantages (Eq. 2 within each group)")

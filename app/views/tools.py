@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
-import plotly.express as px
 import streamlit as st
 
 from app import data
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
-from lab.report.figures import tool_share_figure
+from lab.report.figures import calls_heatmap_figure, calls_per_task_figure, tool_share_drift_figure, tool_share_figure
 
 
 def render() -> None:
@@ -19,10 +18,7 @@ def render() -> None:
     if run_ids:
         simulated_badge(runs, run_ids)
         table, bias = data.tool_tables(path, stamp, tuple(run_ids))
-        calls_per_task = table.pivot_table(index="run_id", columns="tool_label", values="calls_per_task",
-                                                       fill_value=0.0).reset_index()
-        st.plotly_chart(px.bar(calls_per_task, x="run_id", y=[c for c in calls_per_task.columns if c != "run_id"],
-                               title="Calls per task per tool (paper Fig. 5 / Table 15)"), key="calls-per-task")
+        st.plotly_chart(calls_per_task_figure(table, run_ids), key="calls-per-task")
         st.plotly_chart(tool_share_figure(table, run_ids), key="tool-shares")
         st.dataframe(table, hide_index=True, key="tool-table")
         _delegation_heat_map(path, stamp, runs, run_ids)
@@ -56,8 +52,7 @@ def _delegation_heat_map(path, stamp, runs, run_ids: list[str]) -> None:
     per_run = calls.groupby(["run_id", "tool_name"]).n_calls.sum().div(tasks_per_run, level="run_id").rename("calls")
     per_task = per_run.reset_index().assign(orchestrator=lambda f: f.run_id.map(orchestrators)).pivot_table(
         index="orchestrator", columns="tool_name", values="calls", aggfunc="mean", fill_value=0.0)
-    st.plotly_chart(px.imshow(per_task, text_auto=".2f", aspect="auto",
-                              title=f"Calls per task, orchestrator × tool ({label})"), key="bias-heat")
+    st.plotly_chart(calls_heatmap_figure(per_task, f"Calls per task, orchestrator × tool ({label})"), key="bias-heat")
 
 
 def _drift(path, stamp, runs) -> None:
@@ -66,12 +61,8 @@ def _drift(path, stamp, runs) -> None:
         st.subheader("Tool-share drift over training")
         train_id = st.selectbox("Training run", list(trains.run_id), key="drift-run")
         metrics = data.train_metrics(path, stamp, train_id)
-        shares = [c for c in metrics.columns if c.startswith("tools/share/")]
-        if shares:
-            long = metrics.melt(id_vars="step", value_vars=shares, var_name="tool", value_name="share")
-            long["tool"] = long.tool.str.removeprefix("tools/share/")
-            st.plotly_chart(px.area(long, x="step", y="share", color="tool", title="Share of calls per tool by step"),
-                            key="drift")
+        if any(c.startswith("tools/share/") for c in metrics.columns):
+            st.plotly_chart(tool_share_drift_figure(metrics), key="drift")
 
 
 if __name__ == "__main__":  # run as a page of the dashboard

@@ -117,6 +117,67 @@ def pgr_figure(router: pd.DataFrame, colors: dict[str, str] | None = None) -> go
     return fig
 
 
+def calls_per_task_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None) -> go.Figure:
+    """Calls per task of each tool, stacked per run (paper Fig. 5 / Table 15); `tool_calls` is
+    `metrics.tool_call_table`."""
+    run_ids = list(run_ids) if run_ids is not None else list(dict.fromkeys(tool_calls.run_id))
+    fig = go.Figure()
+    for label, group in tool_calls.groupby("tool_label", sort=False):
+        values = group.set_index("run_id").calls_per_task.reindex(run_ids).fillna(0.0)
+        fig.add_trace(go.Bar(x=run_ids, y=values, name=label,
+                             hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.2f}} calls per task<extra></extra>"))
+    fig = _layout(fig, "Calls per task per tool", "run", "calls per task")
+    fig.update_layout(barmode="stack")
+    return fig
+
+
+def calls_heatmap_figure(calls_per_task: pd.DataFrame, title: str) -> go.Figure:
+    """Orchestrator x tool heat map of calls per task (rows: orchestrators, columns: tools), the
+    delegation picture of paper Fig. 3 split however the caller chose its tasks."""
+    fig = go.Figure(go.Heatmap(z=calls_per_task.to_numpy(float), x=list(calls_per_task.columns),
+                               y=list(calls_per_task.index), colorscale="Blues", texttemplate="%{z:.2f}",
+                               hovertemplate="%{y}<br>%{x}: %{z:.2f} calls per task<extra></extra>"))
+    return _layout(fig, title, "tool", "orchestrator")
+
+
+def preference_score_figure(scores: pd.DataFrame) -> go.Figure:
+    """The preference-aware score per run (paper Table 3), in the order given (best first)."""
+    fig = go.Figure(go.Bar(x=scores.run_id, y=scores.preference_score,
+                           hovertemplate="%{x}<br>score %{y:.3f}<extra></extra>"))
+    return _layout(fig, "Preference score under P", "run", "preference score (mean Eq. 2 reward)")
+
+
+def train_metrics_figure(metrics: pd.DataFrame, columns: Sequence[str], title: str) -> go.Figure:
+    """Some `train_metrics` columns against the optimizer step, one line each."""
+    fig = go.Figure()
+    for column in columns:
+        fig.add_trace(go.Scatter(x=metrics.step, y=metrics[column], mode="lines+markers", name=column))
+    return _layout(fig, title, "optimizer step", "value")
+
+
+def tool_share_drift_figure(metrics: pd.DataFrame) -> go.Figure:
+    """Each tool's share of the calls per training step, stacked to 1 (from `tools/share/<feature>`)."""
+    fig = go.Figure()
+    for column in [c for c in metrics.columns if c.startswith("tools/share/")]:
+        fig.add_trace(go.Scatter(x=metrics.step, y=metrics[column], mode="lines", stackgroup="shares",
+                                 name=column.removeprefix("tools/share/")))
+    fig = _layout(fig, "Tool-share drift over training", "optimizer step", "share of calls")
+    fig.update_layout(yaxis_tickformat=".0%")
+    return fig
+
+
+def heldout_figure(linked: pd.DataFrame) -> go.Figure:
+    """Held-out accuracy (left) and cost per trajectory (right) of the evaluations linked to a training
+    run, against the step they evaluated; `linked` has train_step, accuracy, cost_usd, trajectories."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out accuracy", "held-out cost per trajectory"))
+    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy, mode="lines+markers", name="accuracy"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.cost_usd / linked.trajectories.clip(lower=1),
+                             mode="lines+markers", name="cost (USD)"), row=1, col=2)
+    fig.update_xaxes(title_text="optimizer step")
+    fig.update_layout(title="Held-out evaluation against step", template=TEMPLATE)
+    return fig
+
+
 def report_figures(report: "Report") -> dict[str, go.Figure]:
     """Every figure of a report by name; the turn-budget figure only when some runs form a curve."""
     colors = run_colors(report.run_ids)

@@ -59,3 +59,31 @@ def test_html_inlines_plotly_once_for_all_figures():
     page = figures.figures_html({"one": fig, "two": fig, "three": fig}, title="t <x>")
     assert page.count("plotly.js v") == 1 and page.count("Plotly.newPlot(") == 3
     assert '<script src="http' not in page and "t &lt;x&gt;" in page      # no CDN: works offline
+
+
+def test_each_pareto_marker_carries_its_run_id_for_clicks():
+    pareto = pd.DataFrame({"run_id": ["a", "b"], "accuracy": [0.2, 0.6], "cost_cents_per_task": [1.0, 10.0],
+                           "on_frontier": [True, True]})
+    fig = figures.cost_accuracy_figure(pareto)
+    assert [list(t.customdata) for t in fig.data[:2]] == [["a"], ["b"]]
+
+
+def test_calls_per_task_stacks_tools_and_a_run_without_a_tool_gets_zero():
+    table = pd.DataFrame({"run_id": ["A", "A", "B"], "tool_label": ["gpt-5", "search", "search"],
+                          "calls_per_task": [1.5, 2.0, 1.0]})
+    fig = figures.calls_per_task_figure(table, ["A", "B"])
+    gpt = next(t for t in fig.data if t.name == "gpt-5")
+    assert fig.layout.barmode == "stack" and list(gpt.y) == [1.5, 0.0]
+
+
+def test_heldout_figure_divides_cost_by_trajectories():
+    linked = pd.DataFrame({"train_step": [1, 3], "accuracy": [0.5, 1.0], "cost_usd": [2.0, 4.0], "trajectories": [4, 0]})
+    fig = figures.heldout_figure(linked)
+    assert list(fig.data[0].y) == [0.5, 1.0] and list(fig.data[1].y) == [0.5, 4.0]  # an empty run counts one
+
+
+def test_tool_share_drift_stacks_the_logged_shares():
+    metrics = pd.DataFrame({"step": [1, 2], "tools/share/gpt-5": [0.2, 0.6], "tools/share/search": [0.8, 0.4],
+                            "loss": [1.0, 0.5]})
+    fig = figures.tool_share_drift_figure(metrics)
+    assert [t.name for t in fig.data] == ["gpt-5", "search"] and fig.data[0].stackgroup == "shares"
