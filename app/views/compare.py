@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data
+from app.navigation import page
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
 from lab.report.metrics import shared_tasks
@@ -32,14 +33,12 @@ def render() -> None:
                f"{(wins.result == 'tie').sum()} ties on {len(wins)} shared tasks")
     event = st.dataframe(wins, hide_index=True, on_select="rerun", selection_mode="single-row", key="wins")
     if event is not None and event.selection.rows:
-        from app.navigation import page
-
         task = wins.iloc[event.selection.rows[0]].task_id
         for column, run_id in zip(st.columns(2), run_ids[:2]):
             column.page_link(page("rollouts"), label=f"{task} in {run_id}", query_params={"run": run_id, "task": task})
     shares = report.tool_calls.pivot_table(index="tool_label", columns="run_id", values="share", fill_value=0.0)
-    if len(shares.columns) >= 2:
-        shares["difference"] = shares[run_ids[0]] - shares[run_ids[1]] if set(run_ids[:2]) <= set(shares.columns) else None
+    if set(run_ids[:2]) <= set(shares.columns):
+        shares["difference"] = shares[run_ids[0]] - shares[run_ids[1]]
     st.subheader("Tool-share differences")
     st.dataframe(shares, key="share-diff")
 

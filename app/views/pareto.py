@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data
+from app.navigation import page
 from app.selection import clicked_runs
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import cost_accuracy_figure, turn_budget_figure
@@ -38,8 +39,6 @@ def render() -> None:
     event = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="pareto-chart")
     chosen = clicked_runs(event)
     if chosen:
-        from app.navigation import page
-
         st.success(f"Selected {chosen[0]}")
         st.page_link(page("rollouts"), label=f"Open the trajectories of {chosen[0]}", query_params={"run": chosen[0]})
     st.dataframe(points, hide_index=True, key="pareto-table")

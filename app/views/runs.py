@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data
+from app.navigation import PAGES, page
 from app.widgets import SIMULATED_NOTE, run_page, store_or_stop
 
 COLUMNS = ["run_id", "kind", "status", "benchmark", "orchestrator", "toolkit", "pricing", "preference", "max_turns",
@@ -53,8 +54,6 @@ def _table() -> None:
 
 def link_row(run_id: str) -> None:
     """One link per page, each opening this run there."""
-    from app.navigation import PAGES, page  # late: navigation imports this module
-
     for column, path in zip(st.columns(len(LINKS)), LINKS):
         column.page_link(page(path), label=PAGES[path], query_params={"run": run_id, "runs": run_id})
 
