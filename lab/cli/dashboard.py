@@ -10,7 +10,6 @@ writes. It binds to 127.0.0.1 unless told otherwise: the store holds prompts and
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -44,8 +43,8 @@ def serve(
     if not path.is_file():
         console.print(f"[yellow]{path}: no store yet; the app will say so until a run writes one.[/yellow]")
     console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)")
-    env = {**os.environ, "ORCHESTRA_DB": str(path)}
-    try:
-        raise typer.Exit(subprocess.call(app_command(port, host), env=env))
-    except KeyboardInterrupt:
-        raise typer.Exit(0) from None
+    sys.stdout.flush()
+    # exec, not a child process: a signal to this process (Ctrl-C, a supervisor's SIGTERM) reaches the
+    # server itself, so stopping `orchestra app` can never leave a server behind.
+    command = app_command(port, host)
+    os.execve(command[0], command, {**os.environ, "ORCHESTRA_DB": str(path)})

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_server import Served
+from app_fixtures import Served, build_store
 
 from app.navigation import PAGES
 from lab.store import Store, queries
@@ -139,3 +139,15 @@ def test_the_app_keeps_serving_while_a_run_writes(tmp_path, browser, world):
         server.stop()
     (run,) = queries.runs_summary_df(Store(db)).itertuples()
     assert run.status == "finished" and run.trajectories == 24 and reloads >= 1
+
+
+def test_stopping_the_app_stops_its_server(tmp_path, make_run):
+    """`orchestra app` is the server process itself (exec), so a SIGTERM to it leaves nothing listening."""
+    import urllib.request
+
+    server = Served(build_store(tmp_path / "s.duckdb", make_run))
+    server.wait_ready()
+    server.stop()
+    assert server.process.returncode is not None
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=5)
