@@ -23,7 +23,7 @@ import streamlit as st
 
 from app.steering_logic import Features
 from lab.report import metrics
-from lab.report.api import Report, load_report, repriced_step_costs, run_info_frame, tools_frame
+from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
 
@@ -110,13 +110,6 @@ def search(path: Path, _stamp: int, run_id: str, text: str, limit: int = 200) ->
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def report(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str | None = None,
-           preference: str | None = None) -> Report:
-    """The CLI report's tables for these runs (`lab.report.api.load_report`), re-priced when asked."""
-    return load_report(_store(path), list(run_ids), pricing=pricing, preference=preference, n_resamples=RESAMPLES)
-
-
-@st.cache_data(ttl=TTL_S, show_spinner=False)
 def repriced_trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str) -> pd.DataFrame:
     """The runs' trajectories with `cost_usd` re-priced under `pricing`, step by step from the logged
     tokens (the same arithmetic as `orchestra reprice`)."""
@@ -144,6 +137,26 @@ def tool_tables(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> tuple[pd.D
     tools, info = tools_frame(records), run_info_frame(records)
     return (metrics.tool_call_table(calls, trajectories(path, _stamp, run_ids), list(run_ids), tools),
             metrics.delegation_bias(calls, tools, info, list(run_ids)))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def costs(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Mean cost and latency per task and totals per run (`metrics.cost_latency_table`)."""
+    return metrics.cost_latency_table(trajectories(path, _stamp, run_ids), list(run_ids))
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def paired(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Every pair of runs on their shared tasks (`metrics.paired_comparisons`)."""
+    return metrics.paired_comparisons(trajectories(path, _stamp, run_ids), list(run_ids), n_resamples=RESAMPLES)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def turn_budgets(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    """Accuracy and cost against the turn budget for runs that differ only in it (paper Fig. 6)."""
+    store = _store(path)
+    info = run_info_frame([queries.run(store, r) for r in run_ids])
+    return metrics.turn_budget_curves(info, accuracy(path, _stamp, run_ids), costs(path, _stamp, run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

@@ -21,11 +21,12 @@ def render() -> None:
         st.info("Choose two or more evaluation runs.")
         return
     simulated_badge(runs, run_ids)
-    report = data.report(path, stamp, tuple(run_ids))
-    st.plotly_chart(accuracy_figure(report.accuracy), key="accuracy")
-    st.dataframe(report.accuracy.merge(report.costs, on="run_id"), hide_index=True, key="acc-table")
+    key = tuple(run_ids)
+    accuracy = data.accuracy(path, stamp, key)
+    st.plotly_chart(accuracy_figure(accuracy), key="accuracy")
+    st.dataframe(accuracy.merge(data.costs(path, stamp, key), on="run_id"), hide_index=True, key="acc-table")
     st.subheader("Paired differences (shared tasks)")
-    st.dataframe(report.paired, hide_index=True, key="paired")
+    st.dataframe(data.paired(path, stamp, key), hide_index=True, key="paired")
     trajs = data.trajectories(path, stamp, tuple(run_ids))
     wins = task_outcomes(trajs, run_ids[0], run_ids[1])
     st.subheader(f"Per task: {run_ids[0]} against {run_ids[1]}")
@@ -36,7 +37,7 @@ def render() -> None:
         task = wins.iloc[event.selection.rows[0]].task_id
         for column, run_id in zip(st.columns(2), run_ids[:2]):
             column.page_link(page("rollouts"), label=f"{task} in {run_id}", query_params={"run": run_id, "task": task})
-    shares = report.tool_calls.pivot_table(index="tool_label", columns="run_id", values="share", fill_value=0.0)
+    shares = data.tool_tables(path, stamp, key)[0].pivot_table(index="tool_label", columns="run_id", values="share", fill_value=0.0)
     if set(run_ids[:2]) <= set(shares.columns):
         shares["difference"] = shares[run_ids[0]] - shares[run_ids[1]]
     st.subheader("Tool-share differences")

@@ -3,8 +3,6 @@ clicking a point opens that run's trajectories."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 import streamlit as st
 
@@ -13,7 +11,7 @@ from app.navigation import page
 from app.selection import clicked_runs
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import cost_accuracy_figure, turn_budget_figure
-from lab.report.metrics import pareto_points
+from lab.report.metrics import frontier_auc, pareto_points
 
 
 def render() -> None:
@@ -24,15 +22,16 @@ def render() -> None:
         st.info("Choose at least one evaluation run.")
         return
     simulated_badge(runs, run_ids)
-    report = data.report(path, stamp, tuple(run_ids))
+    key = tuple(run_ids)
+    accuracy, costs = data.accuracy(path, stamp, key), data.costs(path, stamp, key)
     axis = st.radio("Against accuracy", ["cost", "latency"], horizontal=True, key="pareto-axis")
     if axis == "latency":  # the same frontier arithmetic on seconds per task instead of cents
-        costs = report.costs.assign(cost_cents_per_task=report.costs.latency_s_per_task)
-        report = replace(report, pareto=pareto_points(report.accuracy, costs))
-    points = report.pareto.merge(runs[["run_id", "orchestrator", "max_turns", "preference", "train_step"]], on="run_id")
+        costs = costs.assign(cost_cents_per_task=costs.latency_s_per_task)
+    pareto = pareto_points(accuracy, costs)
+    points = pareto.merge(runs[["run_id", "orchestrator", "max_turns", "preference", "train_step"]], on="run_id")
     names = {r.run_id: f"{r.orchestrator} · {r.max_turns} turns" + (f" · step {int(r.train_step)}" if pd.notna(r.train_step) else "")
              for r in points.itertuples()}
-    figure = cost_accuracy_figure(report.pareto, names=names)
+    figure = cost_accuracy_figure(pareto, names=names)
     if axis == "latency":
         figure.update_layout(title="Latency vs accuracy (filled: on the Pareto frontier)")
         figure.update_xaxes(title_text="mean latency per task (s)")
@@ -42,9 +41,11 @@ def render() -> None:
         st.success(f"Selected {chosen[0]}")
         st.page_link(page("rollouts"), label=f"Open the trajectories of {chosen[0]}", query_params={"run": chosen[0]})
     st.dataframe(points, hide_index=True, key="pareto-table")
-    st.caption(f"Area under the frontier: {report.pareto_auc.to_dict('records')}")
-    if len(report.turn_budgets):
-        st.plotly_chart(turn_budget_figure(report.turn_budgets), key="turn-budgets")
+    if axis == "cost":
+        st.caption(f"Area under the frontier: {frontier_auc(pareto).to_dict('records')}")
+    budgets = data.turn_budgets(path, stamp, key)
+    if len(budgets):
+        st.plotly_chart(turn_budget_figure(budgets), key="turn-budgets")
 
 
 if __name__ == "__main__":  # run as a page of the dashboard
