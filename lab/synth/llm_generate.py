@@ -376,8 +376,19 @@ async def generate_domain(name: str, n_tasks: int, seed: int, llm: CachedLLM, se
             seed=seed, policy=domain.policy, tools=tools, sample=data, count=wanted + max(2, wanted // 3)),
             lambda text: gate_intents(text, wanted), attempts)
         stage("tasks")
-        next_id = 0
         verdicts = []
+        evolved: set[str] = set()
+
+        async def admit(item: dict[str, Any], is_evolved: bool) -> None:
+            """Number the candidate, run the build filters on it, keep it if it passes."""
+            task = _task(domain, item, str(len(verdicts)), rng, evolved=is_evolved)
+            verdict = await asyncio.to_thread(verify_task, domain, db, task, start)
+            verdicts.append(verdict)
+            if verdict.kept:
+                result.tasks.append(task)
+                if is_evolved:
+                    evolved.add(task["id"])
+
         for first in range(0, len(intents), settings.intents_per_prompt):
             if len(result.tasks) >= wanted:
                 break
@@ -388,14 +399,8 @@ async def generate_domain(name: str, n_tasks: int, seed: int, llm: CachedLLM, se
             for item in items:
                 if len(result.tasks) >= wanted:
                     break  # the rest of the batch is neither generated nor counted
-                task = _task(domain, item, str(next_id), rng, evolved=False)
-                next_id += 1
-                verdict = await asyncio.to_thread(verify_task, domain, db, task, start)
-                verdicts.append(verdict)
-                if verdict.kept:
-                    result.tasks.append(task)
+                await admit(item, is_evolved=False)
         stage("evolution")
-        evolved: set[str] = set()
         bases = rng.sample(result.tasks, len(result.tasks))
         for base in bases:
             if len(result.tasks) >= n_tasks:
@@ -406,13 +411,7 @@ async def generate_domain(name: str, n_tasks: int, seed: int, llm: CachedLLM, se
             item = await staged(llm, counts, "evolution", prompts.EVOLVE.format(
                 tools=tools, data=data, task=json.dumps(shown, ensure_ascii=False)),
                 lambda text: gate_evolved(text, domain), attempts)
-            task = _task(domain, item, str(next_id), rng, evolved=True)
-            next_id += 1
-            verdict = await asyncio.to_thread(verify_task, domain, db, task, start)
-            verdicts.append(verdict)
-            if verdict.kept:
-                result.tasks.append(task)
-                evolved.add(task["id"])
+            await admit(item, is_evolved=True)
         counts.update(tally(verdicts))
         for task in result.tasks:
             level = task["description"]["notes"].rsplit(" ", 1)[-1].rstrip(".")
