@@ -8,14 +8,14 @@ time, so a page re-renders from memory until a run writes, and then reads afresh
 cache for a writer whose mtime granularity hides a change.
 
 Every loader takes the path and the stamp as its first two arguments: the stamp is never used in the
-body, it only keys the cache.
+body, it only keys the cache (so it must not start with an underscore: Streamlit leaves such
+arguments out of the key).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -47,7 +47,7 @@ def _store(path: Path) -> Store:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def runs(path: Path, _stamp: int) -> pd.DataFrame:
+def runs(path: Path, stamp_ns: int) -> pd.DataFrame:
     """Every run with its summary (accuracy, cost, latency, counts) and what its config says."""
     store = _store(path)
     summary = queries.runs_summary_df(store)
@@ -84,33 +84,33 @@ def _preference_text(variant: dict) -> str:
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def trajectories(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     return queries.trajectories_df(_store(path), list(run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def tool_calls(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def tool_calls(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     """Calls per tool per trajectory, the counts the reward uses (`queries.tool_calls_df`)."""
     return queries.tool_calls_df(_store(path), list(run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def steps(path: Path, _stamp: int, run_id: str, task_id: str | None = None, sample_idx: int | None = None) -> pd.DataFrame:
+def steps(path: Path, stamp_ns: int, run_id: str, task_id: str | None = None, sample_idx: int | None = None) -> pd.DataFrame:
     return queries.steps_df(_store(path), run_id, task_id, sample_idx)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def tasks(path: Path, _stamp: int) -> pd.DataFrame:
+def tasks(path: Path, stamp_ns: int) -> pd.DataFrame:
     return queries.tasks_df(_store(path))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def search(path: Path, _stamp: int, run_id: str, text: str, limit: int = 200) -> pd.DataFrame:
+def search(path: Path, stamp_ns: int, run_id: str, text: str, limit: int = 200) -> pd.DataFrame:
     return queries.search_steps(_store(path), run_id, text, limit)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def repriced_trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str) -> pd.DataFrame:
+def repriced_trajectories(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str) -> pd.DataFrame:
     """The runs' trajectories with `cost_usd` re-priced under `pricing`, step by step from the logged
     tokens (the same arithmetic as `orchestra reprice`)."""
     store = _store(path)
@@ -121,54 +121,50 @@ def repriced_trajectories(path: Path, _stamp: int, run_ids: tuple[str, ...], pri
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def features(path: Path, _stamp: int, run_ids: tuple[str, ...], pricing: str = "logged") -> Features:
+def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str = "logged") -> Features:
     """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them)."""
-    trajs = trajectories(path, _stamp, run_ids) if pricing == "logged" else repriced_trajectories(path, _stamp, run_ids, pricing)
+    trajs = trajectories(path, stamp_ns, run_ids) if pricing == "logged" else repriced_trajectories(path, stamp_ns, run_ids, pricing)
     return Features.of(trajs)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def tool_tables(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tool_tables(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The report's tool-call table (paper Table 15) and delegation-bias table (Fig. 3) alone, without
     the rest of the report (its bootstraps cost more than these on a large store)."""
     store = _store(path)
     records = [queries.run(store, r) for r in run_ids]
-    calls = tool_calls(path, _stamp, run_ids)
+    calls = tool_calls(path, stamp_ns, run_ids)
     tools, info = tools_frame(records), run_info_frame(records)
-    return (metrics.tool_call_table(calls, trajectories(path, _stamp, run_ids), list(run_ids), tools),
+    return (metrics.tool_call_table(calls, trajectories(path, stamp_ns, run_ids), list(run_ids), tools),
             metrics.delegation_bias(calls, tools, info, list(run_ids)))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def costs(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def costs(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     """Mean cost and latency per task and totals per run (`metrics.cost_latency_table`)."""
-    return metrics.cost_latency_table(trajectories(path, _stamp, run_ids), list(run_ids))
+    return metrics.cost_latency_table(trajectories(path, stamp_ns, run_ids), list(run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def paired(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def paired(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     """Every pair of runs on their shared tasks (`metrics.paired_comparisons`)."""
-    return metrics.paired_comparisons(trajectories(path, _stamp, run_ids), list(run_ids), n_resamples=RESAMPLES)
+    return metrics.paired_comparisons(trajectories(path, stamp_ns, run_ids), list(run_ids), n_resamples=RESAMPLES)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def turn_budgets(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def turn_budgets(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     """Accuracy and cost against the turn budget for runs that differ only in it (paper Fig. 6)."""
     store = _store(path)
     info = run_info_frame([queries.run(store, r) for r in run_ids])
-    return metrics.turn_budget_curves(info, accuracy(path, _stamp, run_ids), costs(path, _stamp, run_ids))
+    return metrics.turn_budget_curves(info, accuracy(path, stamp_ns, run_ids), costs(path, stamp_ns, run_ids))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def accuracy(path: Path, _stamp: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
+def accuracy(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFrame:
     """Accuracy per run with its bootstrap interval over tasks (`lab.report.metrics.accuracy_table`)."""
-    return metrics.accuracy_table(trajectories(path, _stamp, run_ids), list(run_ids), n_resamples=RESAMPLES)
+    return metrics.accuracy_table(trajectories(path, stamp_ns, run_ids), list(run_ids), n_resamples=RESAMPLES)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def train_metrics(path: Path, _stamp: int, run_id: str) -> pd.DataFrame:
+def train_metrics(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
     return queries.train_metrics_df(_store(path), run_id)
-
-
-def run_ids(frame: pd.DataFrame, kinds: Sequence[str] = ("eval", "train")) -> list[str]:
-    return [r for r, k in zip(frame.run_id, frame.kind) if k in kinds]

@@ -67,6 +67,17 @@ def test_an_empty_store_says_what_to_do(tmp_path, monkeypatch, page):
     assert not at.exception and "No runs in" in at.info[0].value
 
 
+def test_a_run_written_while_the_page_is_open_appears_on_the_next_refresh(app_store, make_run):
+    at = started()
+    assert "eval-new" not in set(at.dataframe[0].value.run_id)
+    store = Store(app_store)
+    run, items = make_run("eval-new", {"t1": [1.0]})
+    store.write_run(run)
+    store.write_trajectories(items)
+    at.run()  # what the page's 3 s refresh does; the cache is keyed on the file's mtime, not a timer
+    assert "eval-new" in set(at.dataframe[0].value.run_id)
+
+
 def test_a_missing_store_is_one_line_and_is_not_created(tmp_path, monkeypatch):
     monkeypatch.setenv("ORCHESTRA_DB", str(tmp_path / "none.duckdb"))
     at = started()
