@@ -80,7 +80,7 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
 
 
 def _step(step) -> None:
-    label = step.tool_name or step.kind
+    label = step.tool_name if isinstance(step.tool_name, str) and step.tool_name else step.kind  # NaN for answers
     mark = " · simulated" if getattr(step, "simulated", False) else ""
     with st.container(border=True):
         st.markdown(f"**turn {step.turn + 1} · {step.kind} · {label}**{mark} — "
