@@ -135,6 +135,16 @@ def lookup(db: dict[str, Any], table: str, key: str, what: str) -> dict[str, Any
     return record
 
 
+def id_by_email(db: dict[str, Any], table: str, email: str, what: str) -> str:
+    """The id of the first record of `table` whose email is `email` (compared trimmed and lower-case,
+    as stored), or a `DomainError` naming `what` was not found: the identity lookup every domain offers."""
+    wanted = email.strip().lower()
+    found = next((key for key, record in db[table].items() if record["email"] == wanted), None)
+    if found is None:
+        raise DomainError(f"no {what} with email '{email}'")
+    return found
+
+
 def as_json(value: Any) -> str:
     """A tool's result text: JSON with Python's default separators, as tau2's tools print records."""
     return json.dumps(value)

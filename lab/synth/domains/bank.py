@@ -16,7 +16,7 @@ import hashlib
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id
 from lab.synth.domains.bank_data import (DISPUTE_DAYS, EXTERNAL_TRANSFER_LIMIT, NOW, TABLES, BlockReason, Card,
                                          DisputeReason, Transaction, Transfer, generate, last_four)
 from lab.synth.generic import add_generic_tools
@@ -56,10 +56,7 @@ def find_customer_by_email(db: dict, email: str) -> str:
 
     email: the customer's email address, any letter case.
     """
-    found = [cid for cid, c in db["customers"].items() if c["email"] == email.strip().lower()]
-    if not found:
-        raise DomainError(f"no customer with email '{email}'")
-    return found[0]
+    return id_by_email(db, "customers", email, "customer")
 
 
 @box.read

@@ -17,7 +17,7 @@ standings rules are in `lab.synth.domains.basketball_data`.
 
 from __future__ import annotations
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.basketball_data import (CONFERENCES, EXCHANGE_CLOSE_HOURS, EXCHANGE_FEE, HOLDER_MERCH_PERCENT,
                                                HOLDER_TICKET_PERCENT, MARQUEE_FACTOR, MAX_MERCH_QUANTITY,
                                                MAX_TICKETS_PER_CALL, NOW, POLICY_TICKET_LIMIT, REFUND_SCALE, TABLES,
@@ -85,10 +85,7 @@ def find_fan_by_email(db: dict, email: str) -> str:
 
     email: the fan's email address, any letter case.
     """
-    for fan_id, fan in db["fans"].items():
-        if fan["email"] == email.strip().lower():
-            return fan_id
-    raise DomainError(f"no fan with email '{email}'")
+    return id_by_email(db, "fans", email, "fan")
 
 
 @box.read

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.ecommerce_data import (EXPRESS_FEE, FREE_SHIPPING_FROM, HYGIENE_CATEGORIES, NOW, RETURN_DAYS,
                                               STANDARD_FEE, TABLES, CancelReason, Order, OrderLine, Return,
                                               ReturnReason, Speed, generate, order_totals)
@@ -68,10 +68,7 @@ def find_customer_by_email(db: dict, email: str) -> str:
 
     email: the customer's email address, any letter case.
     """
-    for customer_id, customer in db["customers"].items():
-        if customer["email"] == email.strip().lower():
-            return customer_id
-    raise DomainError(f"no customer with email '{email}'")
+    return id_by_email(db, "customers", email, "customer")
 
 
 @box.read

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id, parse_day
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.movie_data import (CHANGE_CUTOFF_HOURS, FORMAT_PRICES, MATINEE_DISCOUNT, MAX_SEATS, NOW,
                                           PREMIUM_SURCHARGE, R_MIN_AGE, TABLES, TIER_PERCENT, TRAILER_MINUTES,
                                           Booking, ConcessionLine, booking_total, capacity, generate, minutes_until,
@@ -86,10 +86,7 @@ def find_member_by_email(db: dict, email: str) -> str:
 
     email: the member's email address, any letter case.
     """
-    for member_id, member in db["members"].items():
-        if member["email"] == email.strip().lower():
-            return member_id
-    raise DomainError(f"no member with email '{email}'")
+    return id_by_email(db, "members", email, "member")
 
 
 @box.read

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.railway_data import (BOOKING_DAYS, FIRST_FACTOR, FULL_REFUND_HOURS, LATE_REFUND_PERCENT,
                                             NOW, PASS_DAYS, PASS_FARES, PASS_START_DAYS,
                                             RAILCARD_DAYS, RAILCARD_PERCENT, SENIOR_FROM, STANDARD_RATE, TABLES,
@@ -76,10 +76,7 @@ def find_passenger_by_email(db: dict, email: str) -> str:
 
     email: the passenger's email address, any letter case.
     """
-    for passenger_id, passenger in db["passengers"].items():
-        if passenger["email"] == email.strip().lower():
-            return passenger_id
-    raise DomainError(f"no passenger with email '{email}'")
+    return id_by_email(db, "passengers", email, "passenger")
 
 
 @box.read

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.restaurant_data import (BOOKING_DAYS, CANCEL_HOURS, NOW, PHONE_PARTY_LIMIT, POINTS_PER_DOLLAR,
                                                SITTING_MINUTES, TABLES, Note, Order, OrderLine, Reservation,
                                                free_tables, generate, minutes, seating_times)
@@ -77,10 +77,7 @@ def find_guest_by_email(db: dict, email: str) -> str:
 
     email: the guest's email address, any letter case.
     """
-    for guest_id, guest in db["guests"].items():
-        if guest["email"] == email.strip().lower():
-            return guest_id
-    raise DomainError(f"no guest with email '{email}'")
+    return id_by_email(db, "guests", email, "guest")
 
 
 @box.read

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.school_data import (ABSENCE_NOTICE_DAYS, EXCUSE_DAYS, FEE_DUE_DAYS, NOW, TABLES,
                                            AbsenceReason, Attendance, PaymentMethod, add_payment, balance, clash,
                                            current_enrolments, enrol, fee_invoice, generate, is_school_day, riders,
@@ -62,10 +62,7 @@ def find_guardian_by_email(db: dict, email: str) -> str:
 
     email: the guardian's email address, any letter case.
     """
-    for guardian_id, guardian in db["guardians"].items():
-        if guardian["email"] == email.strip().lower():
-            return guardian_id
-    raise DomainError(f"no guardian with email '{email}'")
+    return id_by_email(db, "guardians", email, "guardian")
 
 
 @box.read

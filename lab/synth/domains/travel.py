@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, parse_day, next_id
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.travel_data import (BOOKING_DAYS, CHANGE_NOTICE_DAYS, FULL_REFUND_DAYS, INSURANCE_PERCENT,
                                            MAX_NIGHTS, NOW, PARTIAL_REFUND_DAYS, PARTIAL_REFUND_PERCENT,
                                            POINTS_PER_DOLLAR, POINTS_SHARE_PERCENT, ROOM_CAPACITY, TABLES,
@@ -97,10 +97,7 @@ def find_customer_by_email(db: dict, email: str) -> str:
 
     email: the customer's email address, any letter case.
     """
-    for customer_id, customer in db["customers"].items():
-        if customer["email"] == email.strip().lower():
-            return customer_id
-    raise DomainError(f"no customer with email '{email}'")
+    return id_by_email(db, "customers", email, "customer")
 
 
 @box.read

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, lookup, next_id, parse_day
+from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.weather_data import (ARCHIVE_START, CYCLE_DAYS, DATA_DAY_PRICE, FORECAST_DAYS,
                                             MAX_REQUEST_DAYS, NOW, OBSERVED_DAYS, PAUSE_MAX_DAYS, PLAN_LIMIT,
                                             PLAN_PRICE, PRO_DATA_PERCENT, READY_DAYS, SEVERITIES, SMS_PLANS, TABLES,
@@ -76,10 +76,7 @@ def find_subscriber_by_email(db: dict, email: str) -> str:
 
     email: the subscriber's email address, any letter case.
     """
-    found = [sid for sid, s in db["subscribers"].items() if s["email"] == email.strip().lower()]
-    if not found:
-        raise DomainError(f"no subscriber with email '{email}'")
-    return found[0]
+    return id_by_email(db, "subscribers", email, "subscriber")
 
 
 @box.read
