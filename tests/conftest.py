@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -123,3 +127,30 @@ def store_of(tmp_path: Path):
 def make_run():
     """The `task_run` builder, for test modules (which cannot import conftest by name)."""
     return task_run
+
+
+@dataclass
+class DemoResult:
+    """`orchestra demo --quick --no-app` as a user runs it: its store, its working folder, what it printed."""
+
+    db: Path
+    cwd: Path
+    stdout: str
+    stderr: str
+
+
+def orchestra(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
+    """The `orchestra` command in a real process (wide columns, so printed lines are not wrapped)."""
+    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250"})
+
+
+@pytest.fixture(scope="session")
+def quick_demo(tmp_path_factory, world) -> DemoResult:
+    """The quick demo, run once per session: the small store the demo and notebook tests read (copy it
+    before writing to it)."""
+    cwd = tmp_path_factory.mktemp("demo")
+    db = cwd / "demo.duckdb"
+    result = orchestra("demo", "--quick", "--no-app", "--db", str(db), "--html", str(cwd / "demo.html"), cwd=cwd)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return DemoResult(db=db, cwd=cwd, stdout=result.stdout, stderr=result.stderr)

@@ -23,7 +23,7 @@ from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import git_sha
 from lab.records import RunRecord, utcnow
-from lab.store import Store
+from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 
@@ -57,6 +57,11 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from trainer.models import resolve_model
     from trainer.sft import train_sft, warm_start_dir
 
+    run_id = train_run_id(config)
+    logged = queries.runs_df(store)
+    if not resume and (logged[logged.run_id == run_id].status == "finished").any():
+        raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in {config.output_dir}); "
+                            "--resume continues it, and a copy of the config with another run_name and output_dir trains anew")
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
@@ -71,7 +76,6 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
         source = train_sft(config, store, environment, console) if config.warm_start else \
             resolve_model(config.model, config.tiny_model, config.seed)
-    run_id = train_run_id(config)
     checkpoint = _last_checkpoint(Path(config.output_dir)) if resume else None
     if resume and checkpoint is None:
         raise LabInputError(f"--resume: no checkpoint in {config.output_dir}; run without --resume first")

@@ -19,7 +19,7 @@ from lab.sim.profiles import find_profile_for, get_profile
 
 @app.command("calibrate")
 def calibrate(
-    run_id: str = typer.Argument(..., help="Logged run of the real model to fit."),
+    run_id: str = typer.Argument(..., help="Logged run of the real model to fit (id or name)."),
     model: str = typer.Option(..., "--model", "-m", help="Real model id to fit (e.g. gpt-5-mini)."),
     db: Optional[str] = DbOption,
     out: Optional[Path] = typer.Option(
@@ -36,7 +36,7 @@ def calibrate(
     from lab.store import Store, queries, resolve_db_path  # the store is only needed by this command
 
     store = Store(resolve_db_path(db))
-    queries.run(store, run_id)  # an unknown run id fails before any work
+    run_id = queries.resolve_run_id(store, run_id)  # an unknown run fails before any work
     base = None if prior == "none" else (get_profile(prior) if prior else find_profile_for(model))
     profile = fit_profile(
         queries.trajectories_df(store, [run_id]), queries.steps_df(store, run_id), queries.tasks_df(store),

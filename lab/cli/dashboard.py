@@ -42,7 +42,12 @@ def serve(
     path = resolve_db_path(db).resolve()
     if not path.is_file():
         console.print(f"[yellow]{path}: no store yet; the app will say so until a run writes one.[/yellow]")
-    console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)")
+    exec_dashboard(path, port, host)
+
+
+def exec_dashboard(path: Path, port: int, host: str) -> None:
+    """Replace this process by the dashboard server on the store at `path` (never returns)."""
+    console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)", soft_wrap=True, highlight=False)
     sys.stdout.flush()
     # exec, not a child process: a signal to this process (Ctrl-C, a supervisor's SIGTERM) reaches the
     # server itself, so stopping `orchestra app` can never leave a server behind.

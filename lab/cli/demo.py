@@ -1,12 +1,16 @@
-"""`orchestra demo`: the lab end to end on the offline world, with no key, GPU or network.
+"""`orchestra demo`: the lab end to end on the offline world (train, evaluate, analyse, show), with no
+key, GPU or network.
 
-Builds (or reuses) the offline world, evaluates four orchestrators on the same test tasks on both
-toolkit shapes (the free-form toolkit, where the orchestrator writes every prompt, and the paper's
-`search` / `enhance_reasoning` / `answer` with model slots): a cheap cascade, always-the-strongest
-model, an emulation of a prompted Qwen3-8B orchestrator, and the oracle, a privileged upper bound
-that reads the grader. Then it prints the comparison, writes its figures and the commands to try
-next. The models are simulated stand-ins for the paper's (`sim:*`, priced at the real models' prices)
-and every table says so.
+    orchestra demo                      # ~20 min on 2 cores from an empty cache; a rerun reaches the app in seconds
+    orchestra demo --no-app --db demo.duckdb
+    orchestra demo --quick --no-app     # every stage at toy size (a first look, the test suite)
+
+Stages (`lab.demo.stages`): build or reuse the offline world; evaluate the scripted baselines and the
+untrained SmolLM2 on the test tasks; warm-start and train `configs/train/cpu-tiny.yaml` with GRPO;
+evaluate the warm start and the trained model; sweep the trained model over three instructions and
+turn budgets 10 / 20 / 50; then print the findings (`lab.demo.findings`), write the figures, print the
+commands to try next and serve the dashboard on the store. The models are simulated stand-ins for the
+paper's (`sim:*`, priced at the real models' list prices) and every table says so.
 """
 
 from __future__ import annotations
@@ -16,51 +20,105 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from lab.cli import app
+from lab.cli.dashboard import exec_dashboard
 from lab.cli.options import DbOption, console, write_text
-from lab.eval.config import EvalConfig
-from lab.eval.harness import run_eval
-from lab.report.api import load_report
-from lab.report.figures import figures_html
-from lab.report.tables import print_report
 from lab.store import Store, resolve_db_path
-
-DEMO_ORCHESTRATORS = ("scripted:cheapest-first", "scripted:always-strongest", "scripted:qwen3-8b-prompted", "scripted:oracle")
-#: The free-form toolkit and the paper's slot toolkit (configs/toolkits/).
-DEMO_TOOLKITS = ("default", "paper")
-
 
 @app.command("demo")
 def demo(
-    limit: int = typer.Option(40, help="Test tasks per orchestrator."),
+    quick: bool = typer.Option(False, "--quick", help="Every stage at toy size: 6 tasks, 2 GRPO steps, turn budgets 2/4/8 (minutes)."),
+    no_app: bool = typer.Option(False, "--no-app", help="Stop after the summary instead of serving the dashboard."),
+    port: int = typer.Option(8501, "--port", min=1, max=65535, help="Port of the dashboard."),
     html: Optional[Path] = typer.Option(Path("orchestra-demo.html"), help="Where to write the figures (offline HTML)."),
     db: Optional[str] = DbOption,
 ) -> None:
-    """Compare four orchestrators on both toolkit shapes: accuracy, cost, latency, tool use, Pareto frontier."""
+    """Train, evaluate, analyse and show: baselines, SmolLM2, a GRPO-trained orchestrator, sweeps, the dashboard."""
+    from lab.demo.findings import gather_findings
+    from lab.demo.plan import FULL, QUICK
+    from lab.demo.stages import DemoStages
+    from lab.report.figures import figures_html
+
     progress = Console(stderr=True)
     store = Store(resolve_db_path(db))
-    progress.print("[bold]Orchestra Lab demo[/]: offline world, simulated models (sim:*) priced at real list prices")
-    runs: dict[tuple[str, str], str] = {}
-    for toolkit in DEMO_TOOLKITS:
-        for orchestrator in DEMO_ORCHESTRATORS:
-            name = orchestrator.split(":")[1]
-            config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, toolkit=toolkit,
-                                      limit=limit, run_name=f"demo-{toolkit}-{name}")
-            (summary,) = run_eval(config, store, progress)
-            runs[toolkit, name] = summary.run_id
-    report = load_report(store, list(runs.values()))
-    print_report(report, console)
+    progress.print("[bold]Orchestra Lab demo[/]: offline world, simulated models (sim:*) priced at real list prices, "
+                   f"store {store.path}")
+    stages = DemoStages(QUICK if quick else FULL, store, progress)
+    steps = stages.steps()
+    for number, (title, step) in enumerate(steps, start=1):
+        progress.rule(f"[{number}/{len(steps) + 1}] {title}")
+        step()
+    progress.rule(f"[{len(steps) + 1}/{len(steps) + 1}] findings")
+    findings = gather_findings(store, stages.runs, stages.plan)
+    _print_findings(findings, stages.plan)
     if html is not None:
-        write_text(html, figures_html(report.figures(), title="Orchestra Lab demo (simulated models)"), "--html")
+        figures = {**findings.compared.figures(), **{f"sweep_{k}": v for k, v in findings.sweep.figures().items()}}
+        write_text(html, figures_html(figures, title="Orchestra Lab demo (simulated models)"), "--html")
         console.print(f"figures: {html.resolve()}")
-    where = f" --db {store.path}" if db else ""
-    cascade, strongest = runs["default", "cheapest-first"], runs["default", "always-strongest"]
-    console.print(f"store: {store.path}")
-    for hint in (
-        # one sample per task: rescoring normalises each task across runs (the preference score)
-        f"orchestra rescore {cascade} --preference outcome=1,latency=1 --across {strongest}{where}",
-        f"orchestra reprice {strongest} --pricing deepinfra{where}",
-        f"orchestra report {runs['paper', 'cheapest-first']} {runs['paper', 'always-strongest']} --pricing deepinfra{where}",
-    ):
+    for hint in _hints(db, store.path, stages, no_app):
         console.print(f"next: {hint}", soft_wrap=True, highlight=False)
+    if not no_app:
+        exec_dashboard(store.path.resolve(), port, "127.0.0.1")
+
+
+def _print_findings(findings, plan) -> None:
+    report, names = findings.compared, findings.names
+    table = Table(title=f"Test tasks, held-out instructions, {plan.compared_turns} turns "
+                        "(simulated tools; the oracle reads the grader)")
+    for column in ("run", "accuracy [95% CI]", "¢/task", f"¢ at {report.settings['pricing']}", "s/task", "pref.", "Pareto"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    rows = (report.accuracy.merge(report.costs, on="run_id").merge(report.preference, on="run_id", how="left")
+            .merge(report.reprice[["run_id", "repriced_cents_per_task"]], on="run_id", how="left")
+            .merge(report.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
+    for r in rows.itertuples():
+        table.add_row(names[r.run_id], f"{r.accuracy:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", f"{r.cost_cents_per_task:.2f}",
+                      f"{r.repriced_cents_per_task:.2f}", f"{r.latency_s_per_task:.0f}", f"{r.preference_score:.2f}",
+                      "yes" if r.on_frontier else "")
+    console.print(table)
+    orchestrators = report.runs.set_index("run_id").orchestrator
+    console.print("runs: " + ", ".join(f"{names[r]} = {orchestrators[r]}" for r in report.run_ids), highlight=False)
+    sweep = findings.sweep
+    table = Table(title="Trained orchestrator: instruction x turn budget")
+    for column in ("instruction", "max turns", "accuracy", "¢/task", "s/task"):
+        table.add_column(column, justify="left" if column == "instruction" else "right")
+    points = sweep.accuracy.merge(sweep.costs, on="run_id")
+    for r in points.assign(name=points.run_id.map(names)).sort_values("name").itertuples():
+        _, instruction, turns = r.name.split("-")
+        table.add_row(instruction, turns.removeprefix("t"), f"{r.accuracy:.2f}", f"{r.cost_cents_per_task:.2f}",
+                      f"{r.latency_s_per_task:.0f}")
+    console.print(table)
+    if not findings.routing.empty:
+        table = Table(title="Share of tool calls: warm start -> trained (GRPO)")
+        for column in ("tool (model)", "warm start", "trained", "change"):
+            table.add_column(column, justify="left" if column.startswith("tool") else "right")
+        for r in findings.routing.itertuples():
+            table.add_row(r.tool_label, f"{r.warm_start:.1%}", f"{r.trained:.1%}", f"{r.change:+.1%}")
+        console.print(table)
+    console.print("[bold]What the demo found[/]")
+    for line in findings.sentences():
+        console.print(f"- {line}", highlight=False)
+
+
+def _hints(db: Optional[str], path: Path, stages, no_app: bool) -> list[str]:
+    """Commands that work on this store as printed (runs by name: the CLI resolves a name to its newest run)."""
+    from lab.demo.plan import trained_name
+
+    where, config = f" --db {path}" if db else "", stages.config
+    budgets = " ".join(trained_name("accuracy", t) for t in stages.plan.turn_budgets)
+    hints = [
+        f"orchestra runs{where}",
+        f"orchestra report cascade strongest oracle warm-start trained --pricing deepinfra{where}",
+        f"orchestra report {budgets}{where}",
+        f"orchestra rescore trained --preference outcome=1,compute=1 --across warm-start --across cascade{where}",
+        f"orchestra reprice strongest --pricing deepinfra{where}",
+        f"orchestra eval --orchestrator hf:{config.output_dir} --toolkit {config.toolkit} --preference held-out "
+        f"--max-new-tokens {config.turn_max_new_tokens} --observation-chars {config.observation_chars} "
+        f"--orchestrator-latency-per-token {config.orchestrator_latency_per_token_s} --max-turns {stages.plan.compared_turns} "
+        f"--limit 10{where}",
+        f"{'ORCHESTRA_DB=' + str(path.resolve()) + ' ' if db else ''}jupyter lab notebooks/",
+    ]
+    if no_app:
+        hints.append(f"orchestra app{where}")
+    return hints

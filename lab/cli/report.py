@@ -22,12 +22,12 @@ from lab.report.api import load_report
 from lab.report.figures import figures_html
 from lab.report.metrics import N_RESAMPLES
 from lab.report.tables import print_report
-from lab.store import Store, resolve_db_path
+from lab.store import Store, queries, resolve_db_path
 
 
 @app.command("report")
 def report(
-    run_ids: list[str] = typer.Argument(..., help="Runs to report on and compare (see `orchestra runs`)."),
+    run_ids: list[str] = typer.Argument(..., help="Runs to report on and compare: ids or names (see `orchestra runs`)."),
     pricing: Optional[str] = typer.Option(None, "--pricing", help="Also show costs re-priced under this provider (e.g. deepinfra)."),
     preference: Optional[str] = typer.Option(
         None, "--preference", "-p", help="P of the preference score, e.g. outcome=1,compute=1 (default: the runs' logged P)."),
@@ -43,6 +43,8 @@ def report(
     if resamples < 1:
         raise LabInputError(f"--resamples must be >= 1, got {resamples}")
     store = Store(resolve_db_path(db))
+    run_ids = [queries.resolve_run_id(store, r) for r in run_ids]
+    weak, strong = (None if r is None else queries.resolve_run_id(store, r) for r in (weak, strong))
     result = load_report(store, run_ids, pricing=pricing, preference=preference, weak=weak, strong=strong,
                          n_resamples=resamples, seed=seed)
     if html is not None:

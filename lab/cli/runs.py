@@ -64,7 +64,7 @@ _RESCORE_HELP = "\n\n".join([
 
 @app.command("rescore", help=_RESCORE_HELP)
 def rescore(
-    run_id: str = typer.Argument(..., help="Run to rescore."),
+    run_id: str = typer.Argument(..., help="Run to rescore (id or name)."),
     preference: str = typer.Option(..., "--preference", "-p", help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
     across: List[str] = typer.Option([], "--across", metavar="RUN", help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
     std_threshold: float = typer.Option(STD_THRESHOLD, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
@@ -75,6 +75,7 @@ def rescore(
     store = Store(resolve_db_path(db))
     if std_threshold < 0:
         raise LabInputError(f"--std-threshold must be >= 0, got {std_threshold}")
+    run_id, across = queries.resolve_run_id(store, run_id), [queries.resolve_run_id(store, r) for r in across]
     if across:
         _print_across(rescore_across(store, [run_id, *across], preference), as_json)
         return
@@ -113,7 +114,7 @@ def _print_across(result, as_json: bool) -> None:
 
 @app.command("reprice")
 def reprice(
-    run_id: str = typer.Argument(..., help="Run to reprice."),
+    run_id: str = typer.Argument(..., help="Run to reprice (id or name)."),
     pricing: str = typer.Option(..., "--pricing", help="Provider whose price table to apply (e.g. deepinfra)."),
     gpu_hour_usd: Optional[float] = typer.Option(
         None, "--gpu-hour-usd", help="Price local models (local_llm tools, hf: orchestrators) at this USD per GPU-hour "
@@ -126,7 +127,8 @@ def reprice(
     Local models (a local_llm tool of the run's toolkit such as smollm2, an hf: orchestrator) have no per-token price: they keep their logged cost as "local, unpriced", or cost their logged latency at --gpu-hour-usd. Any other model missing from the table is an error naming it.
     """
     store = Store(resolve_db_path(db))
-    run = queries.run(store, run_id)  # unknown run ids fail before any work
+    run_id = queries.resolve_run_id(store, run_id)  # unknown runs fail before any work
+    run = queries.run(store, run_id)
     steps = with_orchestrator_steps(queries.steps_df(store, run_id), queries.trajectories_df(store, [run_id]),
                                     run.orchestrator, toolkit_json=run.toolkit_json)
     by_model = reprice_steps(steps, PriceTable.load(pricing), gpu_hour_usd=gpu_hour_usd)

@@ -18,10 +18,13 @@ ConfigOption = typer.Option(..., "--config", help="Train config YAML (configs/tr
 MaxStepsOption = typer.Option(None, "--max-steps", min=1, help="Stop after N optimizer steps (overrides the config).")
 
 
-def _load(config: Path, max_steps: int | None, db: str | None):
+OutputDirOption = typer.Option(None, "--output-dir", help="Checkpoints and the model go here (overrides the config's output_dir).")
+
+
+def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None):
     from trainer.config import OrchestraGRPOConfig
 
-    loaded = OrchestraGRPOConfig.from_yaml(config, max_steps=max_steps)
+    loaded = OrchestraGRPOConfig.from_yaml(config, max_steps=max_steps, output_dir=output_dir)
     return loaded, open_store(db or loaded.db)
 
 
@@ -32,15 +35,16 @@ def train(
     max_steps: int | None = MaxStepsOption,
     db: str | None = DbOption,
     resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the config's output_dir."),
+    output_dir: str | None = OutputDirOption,
 ) -> None:
-    """GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] [--resume]`."""
+    """GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] [--output-dir DIR] [--resume]`."""
     if ctx.invoked_subcommand is not None:
         return
     if config is None:
         raise typer.BadParameter("--config FILE is required", param_hint="--config")
     from trainer.train import run_training
 
-    loaded, store = _load(config, max_steps, db)
+    loaded, store = _load(config, max_steps, db, output_dir)
     summary = run_training(loaded, store, console, resume=resume)
     console.print(f"trained {summary.steps} steps: run {summary.run_id}, model in {summary.model_dir}")
     console.print(f"next: orchestra runs --db {store.path}")

@@ -20,6 +20,7 @@ turn that reaches it, so the total can pass the cap by at most the cost of one t
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import subprocess
 import time
@@ -68,8 +69,17 @@ class RunSummary:
 
 
 def run_eval(config: EvalConfig, store: Store, console: Console | None = None, policy: Policy | None = None) -> list[RunSummary]:
-    """Synchronous entry point (the CLI and notebooks); see `run_eval_async`."""
-    return asyncio.run(run_eval_async(config, store, console, policy))
+    """Synchronous entry point (the CLI and notebooks); see `run_eval_async`.
+
+    Inside a running event loop (a Jupyter kernel runs one) `asyncio.run` is refused, so the evaluation
+    then gets a loop of its own on a worker thread, and this call still blocks until it is done."""
+    coroutine = run_eval_async(config, store, console, policy)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="run_eval") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def run_eval_async(config: EvalConfig, store: Store, console: Console | None = None,

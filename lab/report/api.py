@@ -36,7 +36,7 @@ __all__ = ["Report", "load_report"]
 
 #: Config fields that do not change what a run measures; runs differing only in these and max_turns
 #: lie on one turn-budget curve.
-_NOT_IDENTITY = ("max_turns", "concurrency", "rate_limit", "budget_usd", "preferences")
+_NOT_IDENTITY = ("max_turns", "concurrency", "rate_limit", "budget_usd", "preferences", "run_name")
 #: P used when the compared runs logged different preferences (the paper's default training P).
 DEFAULT_PREFERENCE = {"outcome": 1.0, "compute": 1.0}
 

@@ -54,6 +54,36 @@ def run(store: Store, run_id: str) -> RunRecord:
     return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
 
 
+def resolve_run_id(store: Store, ref: str) -> str:
+    """The run id a user means by `ref`: a run id; else the newest run named `ref`; else the one run whose
+    id starts with `ref`. Names let commands be written before their hash ids exist (the README's
+    `orchestra report cascade trained` on the demo store) and keep meaning the latest result when a
+    run is redone under a new id (a retrained model, an edited toolkit). Unknown or ambiguous is bad input."""
+    frame = store._read(
+        "SELECT run_id, name FROM runs WHERE run_id = $ref OR name = $ref OR starts_with(run_id, $ref) "
+        "ORDER BY started_at DESC, run_id", {"ref": ref})
+    for matches in (frame[frame.run_id == ref], frame[frame.name == ref]):
+        if len(matches):
+            return str(matches.run_id.iloc[0])
+    if len(frame) == 1:
+        return str(frame.run_id.iloc[0])
+    if len(frame) > 1:
+        raise LabInputError(f"run {ref!r} in {store.path} is ambiguous: {len(frame)} run ids start with it "
+                            f"({', '.join(frame.run_id.head(5))}{', ...' if len(frame) > 5 else ''})")
+    raise LabInputError(f"unknown run {ref!r} in {store.path} (neither a run id, a run name nor an id prefix; "
+                        "see `orchestra runs`)")
+
+
+def linked_evals_df(store: Store, train_run_id: str) -> pd.DataFrame:
+    """The evaluation runs a training run made of its own policy (`kind='eval'` runs whose config names
+    it), one row each with `train_step` and the columns of `runs_summary_df`, by step."""
+    linked = store._read(
+        "SELECT run_id, CAST(json_extract(config_json, '$.train_step') AS INTEGER) AS train_step FROM runs "
+        "WHERE json_extract_string(config_json, '$.train_run_id') = ?", [train_run_id])
+    return (linked.merge(runs_summary_df(store), on="run_id")
+            .sort_values(["train_step", "run_id"], kind="stable").reset_index(drop=True))
+
+
 def trajectories_df(store: Store, run_ids: Sequence[str] | None = None, include_cut: bool = False) -> pd.DataFrame:
     """Trajectories of the given runs (all runs when `run_ids` is None), in key order.
 

@@ -5,7 +5,8 @@ and models; `paper`: the released code's `search` / `enhance_reasoning` / `answe
 any other toolkit is given by path. A toolkit file may leave entries short
 (`{name: sim:gpt-5, backend: {kind: sim, profile: gpt-5}}`): each backend kind fills in its own
 description, schema, category and latency here, so the YAML lists only what differs; a `paper` entry's
-slots are filled the same way. Tools that cannot be offered in this environment (web search without a
+slots are filled the same way. A `sim` backend may name a `profiles_file` (e.g. one `orchestra
+calibrate` wrote) to take its profile from there instead of the packaged `lab/data/sim_profiles.yaml`. Tools that cannot be offered in this environment (web search without a
 key) are dropped with one line saying why, never kept as a tool that silently returns nothing.
 """
 
@@ -125,7 +126,8 @@ def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -
         from lab.sim.model import sim_spec
         from lab.sim.profiles import get_profile
 
-        return sim_spec(get_profile(str(backend.get("profile") or name.removeprefix("sim:"))), pricing=pricing)
+        profile = get_profile(str(backend.get("profile") or name.removeprefix("sim:")), backend.get("profiles_file"))
+        return sim_spec(profile, pricing=pricing)
     return None  # openai / local_llm entries spell out their own spec
 
 
@@ -168,7 +170,7 @@ def _build(spec: ToolSpec) -> Tool:
     if kind == "sim":
         from lab.sim.model import SimModel
 
-        return SimModel.from_spec(spec)
+        return SimModel.from_spec(spec, path=spec.backend.get("profiles_file"))
     if kind == "openai":
         from lab.tools.openai_llm import OpenAIChatTool
 

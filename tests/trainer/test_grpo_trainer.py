@@ -13,6 +13,7 @@ import pytest
 import torch
 from rich.console import Console
 
+from lab.errors import LabInputError
 from lab.reward import rescore
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
@@ -183,6 +184,14 @@ def test_one_documented_metrics_row_per_step_and_resume_continues(trained):
         resumed = run_training(config(tmp, max_steps=3), store, Console(quiet=True), resume=True)
     assert resumed.run_id == summary.run_id and resumed.steps == 3
     assert list(queries.train_metrics_df(store, summary.run_id).step) == [1, 2, 3]
+
+
+def test_training_a_finished_run_again_is_refused_instead_of_overwriting_it(trained):
+    tmp, store, summary = trained
+    before = queries.train_metrics_df(store, summary.run_id)
+    with pytest.raises(LabInputError, match="already finished.*--resume"):
+        run_training(config(tmp), store, Console(quiet=True))
+    assert queries.train_metrics_df(store, summary.run_id).equals(before)
 
 
 def test_a_step_with_every_row_filtered_does_not_move_the_weights(tmp_path):

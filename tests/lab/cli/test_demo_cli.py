@@ -1,40 +1,97 @@
-"""`orchestra demo` (the README's main job) runs offline end to end, and every next step it prints works."""
+"""`orchestra demo` (the README's main job): every stage runs offline, the summary says what was found,
+every "next:" hint works on the demo's store as printed, and a second demo redoes nothing."""
 
 from __future__ import annotations
 
-import os
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
+from lab.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from lab.store import Store, queries
 
-ORCHESTRATORS = ["scripted:cheapest-first", "scripted:always-strongest", "scripted:qwen3-8b-prompted", "scripted:oracle"]
+from tests.conftest import orchestra
+
+NAMES = [*BASELINES, "smollm2", "warm-start", "trained",
+         *(trained_name(p, t) for p in SWEEP_PREFERENCES for t in QUICK.turn_budgets)]
 
 
-def orchestra(*args: str, cwd, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
+    runs = queries.runs_summary_df(Store(quick_demo.db, read_only=True))
+    evals = runs[runs.kind == "eval"]
+    assert set(NAMES) <= set(evals.name)
+    named = evals[evals.name.isin(NAMES)].set_index("name")
+    assert (named.status == "finished").all()
+    assert named.trajectories.drop("smollm2").eq(QUICK.tasks).all() and named.trajectories["smollm2"] == QUICK.smollm2_tasks
+    trajectories = queries.trajectories_df(Store(quick_demo.db, read_only=True), list(named.run_id))
+    tasks = trajectories.groupby("run_id").task_id.apply(frozenset).rename(index=dict(zip(named.run_id, named.index)))
+    assert tasks.drop("smollm2").nunique() == 1 and tasks["smollm2"] < tasks["cascade"]  # like with like
+    assert named.orchestrator["smollm2"] == "hf:smollm2"
+    assert set(named.orchestrator[named.index.str.startswith("trained")]) == {"hf:runs/cpu-tiny-quick"}
+    train = runs[runs.kind == "train"]
+    assert len(train) == 1 and train.status.iloc[0] == "finished"
+    assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
+    linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
+    assert sorted(linked.train_step) == [1, 2]
 
 
-def test_demo_compares_four_orchestrators_on_both_toolkits_and_its_next_steps_work(tmp_path, world):
+def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
+    out = quick_demo.stdout
+    for heading in ("Test tasks, held-out instructions", "Trained orchestrator: instruction x turn budget",
+                    "What the demo found", "Pareto frontier", "Preference: told to save money", "Under deepinfra's prices"):
+        assert heading in out, heading
+    assert "scripted:oracle" in out and "hf:smollm2" in out
+    assert (quick_demo.cwd / "demo.html").read_text().count("<section") >= 5
+
+
+def test_every_next_hint_works_on_the_demo_store(quick_demo, tmp_path):
+    hints = [line.removeprefix("next: ") for line in quick_demo.stdout.splitlines() if line.startswith("next: ")]
+    assert any(h.startswith("orchestra report") for h in hints) and any("rescore" in h for h in hints)
     db = tmp_path / "demo.duckdb"
-    result = orchestra("demo", "--limit", "6", "--db", str(db), "--html", str(tmp_path / "demo.html"), cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    runs = queries.runs_summary_df(Store(db))
-    assert sorted(runs.orchestrator) == sorted(ORCHESTRATORS * 2)
-    assert (runs.trajectories == 6).all() and (runs.status == "finished").all() and (runs.errors == 0).all()
-    assert "(simulated)" in result.stdout and "Pareto frontier" in result.stdout
-    assert "scripted:oracle (privileged upper bound)" in result.stdout
-    assert "answer-1" in result.stdout  # the paper toolkit's slots appear among the tool calls
-    assert (tmp_path / "demo.html").read_text().count("<div") >= 4
-    hints = [line.removeprefix("next: ") for line in result.stdout.splitlines() if line.startswith("next: ")]
-    assert len(hints) == 3
+    shutil.copy(quick_demo.db, db)
+    shutil.copytree(quick_demo.cwd / "runs", tmp_path / "runs")  # the hints name the demo's model folder
     for hint in hints:
-        args = shlex.split(hint)
-        assert args[0] == "orchestra"
-        done = orchestra(*args[1:], "--json", cwd=tmp_path)
-        assert done.returncode == 0, (hint, done.stderr)
-        assert '"run_id"' in done.stdout or '"run_ids"' in done.stdout
-    rescored = orchestra(*shlex.split(hints[0])[1:], "--json", cwd=tmp_path).stdout
-    assert '"preference_score"' in rescored  # a meaningful score, not the zeros of a one-member group
+        args = shlex.split(hint.replace(str(quick_demo.db), str(db)))
+        if "jupyter" in args or args[:2] == ["orchestra", "app"]:  # servers: started by their own tests
+            continue
+        assert args[0] == "orchestra", hint
+        done = orchestra(*args[1:], cwd=tmp_path)
+        assert done.returncode == 0, (hint, done.stderr[-2000:])
+
+
+def test_a_second_demo_reuses_everything_and_ends_serving_the_dashboard(quick_demo, tmp_path):
+    db = tmp_path / "demo.duckdb"
+    shutil.copy(quick_demo.db, db)
+    shutil.copytree(quick_demo.cwd / "runs", tmp_path / "runs")  # the demo's model folder, where it left it
+    before = queries.runs_summary_df(Store(db, read_only=True)).set_index("run_id").trajectories
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads a pipe while the server runs
+    server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "demo", "--quick", "--db", str(db),
+                               "--port", str(port), "--html", str(tmp_path / "d.html")], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None, "the demo exited instead of serving the dashboard"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+                    if reply.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the dashboard did not come up"
+            time.sleep(0.5)  # polling a server that is starting, not synchronising with it
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    err = log.read_text()
+    after = queries.runs_summary_df(Store(db, read_only=True)).set_index("run_id").trajectories
+    assert after.sort_index().equals(before.sort_index())  # no new run, no new rollout
+    assert "training: reusing runs/cpu-tiny-quick" in err
+    assert "What the demo found" in out and f"dashboard on {db.resolve()}: http://127.0.0.1:{port}" in out

@@ -67,7 +67,7 @@ def test_reprice_recomputes_costs_from_tokens_without_touching_the_log(tiny_stor
 
 def test_bad_input_is_one_line_and_exit_2(tiny_store):
     cases = [
-        (("rescore", "nope", "--preference", "outcome=1"), "unknown run id 'nope'"),
+        (("rescore", "nope", "--preference", "outcome=1"), "unknown run 'nope'"),
         (("rescore", "run-a", "--preference", "outcome=2"), "'outcome' must be in [0, 1]"),
         (("rescore", "run-a", "--preference", "speed=1"), "unknown entry 'speed'"),
         (("reprice", "run-a", "--pricing", "acme"), "unknown pricing provider 'acme'"),
@@ -183,7 +183,7 @@ def test_across_input_errors_are_one_line(store_of, make_run):
     for args, message in [
         (("--across", "B"), "share no task"),
         (("--across", "A"), "name at least one run other than"),
-        (("--across", "nope"), "unknown run id 'nope'"),
+        (("--across", "nope"), "unknown run 'nope'"),
     ]:
         result = orchestra("rescore", "A", "--preference", "outcome=1", *args, db=store.path)
         assert result.returncode == 2 and message in result.stderr, (args, result.stderr)

@@ -1,0 +1,106 @@
+"""What the demo's runs show, computed from the store with the report's own tables.
+
+Three questions, each answered by a frame (so the notebooks can show the same) and one sentence:
+who is on the cost-accuracy Pareto frontier; what the trained orchestrator learned about routing
+(its tool-call shares against its warm start's); and how the instruction changed its spending
+(cost-saving and speed instructions against accuracy-only, paired over the same tasks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lab.demo.plan import HELD_OUT_PRICING, DemoPlan, trained_name
+from lab.report.api import Report, load_report
+from lab.report.metrics import paired_cost_saving
+from lab.store import Store, queries
+
+
+@dataclass
+class Findings:
+    compared: Report          # baselines, SmolLM2, warm start, trained: held-out pairs, 20 turns, repriced
+    sweep: Report             # the trained model under three instructions x three turn budgets
+    names: dict[str, str]     # run id -> run name
+    frontier: pd.DataFrame    # name, accuracy, cost_cents_per_task of the runs on the frontier, cheapest first
+    routing: pd.DataFrame     # tool_label, warm_start, trained, change: shares of tool calls
+    spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
+
+    def sentences(self) -> list[str]:
+        """The summary the demo prints, one finding per line."""
+        lines = []
+        useful = self.frontier[self.frontier.accuracy > 0]   # a run solving nothing is "on" it only by spending nothing
+        on = ", ".join(f"{r.name} ({r.accuracy:.0%} at {r.cost_cents_per_task:.2f}c)" for r in useful.itertuples())
+        lines.append(f"Pareto frontier (accuracy against cost per task): {on or 'no run solved a task'}.")
+        if self.routing.empty:
+            lines.append("Routing: the trained orchestrator and its warm start made no tool calls to compare.")
+        else:
+            up, down = self.routing.iloc[0], self.routing.iloc[-1]
+            lines.append(f"Routing learned by GRPO (share of calls, warm start -> trained): {up.tool_label} "
+                         f"{up.warm_start:.0%} -> {up.trained:.0%}; {down.tool_label} {down.warm_start:.0%} -> {down.trained:.0%}.")
+        by = self.spending.set_index("instruction")
+        if {"accuracy", "cost"} <= set(by.index):
+            cost, accuracy = by.loc["cost"], by.loc["accuracy"]
+            saving = ("no saving to measure: it spent nothing under either" if pd.isna(cost.saving_vs_accuracy) else
+                      f"saving {cost.saving_vs_accuracy:+.0%}, 95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]")
+            lines.append(f"Preference: told to save money the trained orchestrator spends {cost.cost_cents_per_task:.2f}c "
+                         f"per task against {accuracy.cost_cents_per_task:.2f}c when told only accuracy matters ({saving}); "
+                         f"accuracy {cost.accuracy:.0%} against {accuracy.accuracy:.0%}.")
+        if {"accuracy", "speed"} <= set(by.index):
+            lines.append(f"Told to hurry it takes {by.loc['speed'].latency_s_per_task:.0f} s per task against "
+                         f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
+        repriced = self.compared.reprice.dropna(subset=["change_pct"])
+        if not repriced.empty:
+            biggest = repriced.loc[repriced.change_pct.abs().idxmax()]
+            lines.append(f"Under {HELD_OUT_PRICING}'s prices (held out of training) {self.names[biggest.run_id]} costs "
+                         f"{biggest.repriced_cents_per_task:.2f}c per task instead of {biggest.logged_cents_per_task:.2f}c "
+                         f"({biggest.change_pct:+.0f}%), the largest change among the compared runs.")
+        return lines
+
+
+def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findings:
+    """`runs` maps run names to ids, as `DemoStages.runs` holds them."""
+    names = {run_id: name for name, run_id in runs.items()}
+    sweep_names = [n for n in runs if n.startswith("trained-")]
+    compared_ids = [runs[n] for n in runs if n not in sweep_names]
+    compared = load_report(store, compared_ids, pricing=HELD_OUT_PRICING)
+    sweep = load_report(store, [runs[n] for n in sweep_names])
+    frontier = (compared.pareto[compared.pareto.on_frontier]
+                .assign(name=lambda f: f.run_id.map(names)).sort_values("cost_cents_per_task"))
+    return Findings(compared=compared, sweep=sweep, names=names,
+                    frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
+                    routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns))
+
+
+def _routing(report: Report, runs: dict[str, str]) -> pd.DataFrame:
+    """Share of tool calls per tool (slot) of the warm start and the trained model, biggest gain first."""
+    if "warm-start" not in runs or "trained" not in runs:
+        return pd.DataFrame(columns=["tool_label", "warm_start", "trained", "change"])
+    calls = report.tool_calls
+    shares = (calls[calls.run_id.isin([runs["warm-start"], runs["trained"]])]
+              .pivot_table(index="tool_label", columns="run_id", values="share", aggfunc="sum", fill_value=0.0)
+              .reindex(columns=[runs["warm-start"], runs["trained"]], fill_value=0.0))
+    shares.columns = ["warm_start", "trained"]
+    shares["change"] = shares.trained - shares.warm_start
+    return shares.sort_values("change", ascending=False).reset_index()
+
+
+def _spending(store: Store, sweep: Report, runs: dict[str, str], turns: int) -> pd.DataFrame:
+    """Cost, latency and accuracy of the trained model per instruction at the compared budget `turns`, with
+    the paired saving against the accuracy-only instruction on the same tasks."""
+    columns = ["instruction", "run_id", "accuracy", "cost_cents_per_task", "latency_s_per_task",
+               "saving_vs_accuracy", "saving_ci_low", "saving_ci_high"]
+    points = {label: runs[trained_name(label, turns)] for label in ("accuracy", "cost", "speed")
+              if trained_name(label, turns) in runs}
+    if not points:
+        return pd.DataFrame(columns=columns)
+    trajs = queries.trajectories_df(store, list(points.values()))
+    table = sweep.accuracy.merge(sweep.costs, on="run_id")
+    rows = []
+    for label, run_id in points.items():
+        row = table[table.run_id == run_id].iloc[0]
+        saving = paired_cost_saving(trajs, run_id, points["accuracy"]) if "accuracy" in points else {}
+        rows.append([label, run_id, row.accuracy, row.cost_cents_per_task, row.latency_s_per_task,
+                     saving.get("saving"), saving.get("ci_low"), saving.get("ci_high")])
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,74 @@
+"""What `orchestra demo` runs: the compared orchestrators, the sweep of the trained one, and two sizes.
+
+Every run gets a fixed name, so the hints the demo prints, the README and the docs can say
+`orchestra report cascade trained` before any run id exists (the CLI resolves a name to its newest run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.errors import LabInputError
+
+#: The train config the demo trains (the CPU recipe), in the checkout the lab is installed from; its
+#: `output_dir` (runs/cpu-tiny) is relative to where the demo runs, as for `orchestra train`.
+TRAIN_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "cpu-tiny.yaml"
+
+#: Scripted baselines by run name: the cascade, always-the-strongest, the paper's biased prompted
+#: orchestrators (Fig. 3 emulations) and the oracle, a privileged upper bound that reads the grader.
+BASELINES = {
+    "cascade": "scripted:cheapest-first",
+    "strongest": "scripted:always-strongest",
+    "qwen3-8b-prompted": "scripted:qwen3-8b-prompted",
+    "gpt-5-prompted": "scripted:gpt-5-prompted",
+    "oracle": "scripted:oracle",
+}
+#: The three instructions the trained orchestrator is swept over (each P has three held-out wordings).
+SWEEP_PREFERENCES = {"accuracy": "outcome=1", "cost": "outcome=1,compute=0.8", "speed": "outcome=1,latency=0.9"}
+HELD_OUT_PRICING = "deepinfra"
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    """One size of the demo: how many test tasks each run answers (SmolLM2 the first `smollm2_tasks` of
+    them: a 135M model prefilling ~800-token prompts costs ~7 CPU-seconds a task, where the tiny trained
+    model costs a fraction of one), the turn budget of the compared runs (baselines, SmolLM2, warm
+    start, trained), the budgets of the sweep, and what the training changes."""
+
+    tasks: int
+    smollm2_tasks: int
+    compared_turns: int
+    turn_budgets: tuple[int, ...]
+    train_overrides: dict[str, Any] = field(default_factory=dict)
+
+    def train_config(self, store_path: Path) -> Any:
+        """`configs/train/cpu-tiny.yaml` with this plan's overrides, logging into the demo's store."""
+        from trainer.config import OrchestraGRPOConfig
+
+        if not TRAIN_CONFIG.is_file():
+            raise LabInputError(f"{TRAIN_CONFIG}: not found; install the lab from its checkout (pip install -e .)")
+        return OrchestraGRPOConfig.from_yaml(TRAIN_CONFIG, db=str(store_path), **self.train_overrides)
+
+
+#: The full demo: cpu-tiny as written (warm start + 24 GRPO steps), with a held-out evaluation on 12
+#: tasks every 12 steps (neither changes what is trained, nor the train run's id).
+FULL = DemoPlan(tasks=40, smollm2_tasks=8, compared_turns=20, turn_budgets=(10, 20, 50),
+                train_overrides={"lab_eval_steps": 12, "lab_eval_limit": 12})
+
+#: `--quick`: every stage at toy size (tests, a first look). Its barely trained model rarely answers, so
+#: it runs to the turn budget: short budgets keep the stage in seconds. Its model and runs are kept
+#: apart from the full demo's (another output_dir and run name, so another train run id).
+QUICK = DemoPlan(tasks=6, smollm2_tasks=3, compared_turns=4, turn_budgets=(2, 4, 8), train_overrides={
+    "run_name": "cpu-tiny-quick", "output_dir": "runs/cpu-tiny-quick", "max_steps": 2, "task_limit": 16,
+    "examples_per_task": 1, "per_device_train_batch_size": 8, "lab_eval_steps": 1, "lab_eval_limit": 4,
+    "save_steps": 2,
+    "warm_start": {"orchestrators": ["scripted:cheapest-first", "scripted:always-strongest"], "limit": 16,
+                   "examples_per_task": 1, "epochs": 1, "learning_rate": 0.003, "batch_size": 8},
+})
+
+
+def trained_name(preference: str, max_turns: int) -> str:
+    """Run name of one sweep point, e.g. `trained-cost-t20`."""
+    return f"trained-{preference}-t{max_turns}"

@@ -1,0 +1,109 @@
+"""The demo's stages, each resumable: a finished eval run adds nothing when run again (the harness skips
+logged rollouts), the world and the trained model are reused, so a second demo costs seconds.
+
+All runs answer the same test tasks (the training families of `configs/train/cpu-tiny.yaml`) with the
+same toolkit (its `paper-small` slot toolkit), under the held-out preference pairs: so accuracy, cost
+and the preference score compare like with like, and the trained model is scored on instructions it
+never saw in training.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+
+from lab.eval.config import EvalConfig
+from lab.eval.harness import run_eval
+from lab.demo.plan import BASELINES, SWEEP_PREFERENCES, DemoPlan, trained_name
+from lab.store import Store, queries
+
+
+class DemoStages:
+    """Runs the demo's stages against one store; `runs` maps each run name to its run id."""
+
+    def __init__(self, plan: DemoPlan, store: Store, console: Console) -> None:
+        self.plan, self.store, self.console = plan, store, console
+        self.config = plan.train_config(store.path)
+        self.runs: dict[str, str] = {}
+        self.train_run_id: str | None = None
+        self._tasks: list[str] | None = None
+
+    def steps(self) -> list[tuple[str, Callable[[], None]]]:
+        """The stages in order, each with the title its progress shows."""
+        plan = self.plan
+        return [("offline world", self.world), ("scripted baselines", self.baselines),
+                (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2), ("warm start + GRPO training", self.train),
+                ("warm start and trained model", self.compare_trained),
+                (f"sweep: 3 instructions x turn budgets {'/'.join(map(str, plan.turn_budgets))}", self.sweep)]
+
+    @property
+    def tasks(self) -> list[str]:
+        """The test tasks every run answers: the first `plan.tasks` of the training families' test split."""
+        if self._tasks is None:
+            from trainer.environment import TrainingEnvironment
+
+            self._tasks = list(TrainingEnvironment(self.config, split="test").tasks)[: self.plan.tasks]
+        return self._tasks
+
+    def world(self) -> None:
+        from lab.world.build import build_world
+
+        world = build_world(progress=True)
+        self.console.print(f"world: {world.root}")
+
+    def baselines(self) -> None:
+        for name, orchestrator in BASELINES.items():
+            self._evaluate(name, orchestrator)
+
+    def smollm2(self) -> None:
+        """SmolLM2-135M-Instruct, untrained, as an orchestrator: what a small model does before any training."""
+        self._evaluate("smollm2", "hf:smollm2", tasks=self.tasks[: self.plan.smollm2_tasks], **self._hf_settings())
+
+    def train(self) -> None:
+        """Warm start + GRPO from the config, or the finished model when this config was trained already."""
+        from trainer.train import run_training, train_run_id
+
+        config, model = self.config, Path(self.config.output_dir)
+        self.train_run_id = train_run_id(config)
+        logged = queries.runs_df(self.store)
+        logged = logged[logged.run_id == self.train_run_id]
+        if not logged.empty and logged.status.iloc[0] == "finished" and (model / "config.json").is_file():
+            self.console.print(f"training: reusing {model} (train run {self.train_run_id})")
+            return
+        resume = not logged.empty and any(model.glob("checkpoint-*"))
+        summary = run_training(config, self.store, self.console, resume=resume)
+        self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")
+
+    def compare_trained(self) -> None:
+        """The warm start and the trained model, under the same held-out pairs and budget as the baselines."""
+        from trainer.sft import warm_start_dir
+
+        self._evaluate("warm-start", f"hf:{warm_start_dir(self.config)}", **self._hf_settings())
+        self._evaluate("trained", f"hf:{self.config.output_dir}", **self._hf_settings())
+
+    def sweep(self) -> None:
+        """The trained model under three instructions x the plan's turn budgets (10 / 20 / 50)."""
+        for label, preference in SWEEP_PREFERENCES.items():
+            for turns in self.plan.turn_budgets:
+                self._evaluate(trained_name(label, turns), f"hf:{self.config.output_dir}", preference=preference,
+                               max_turns=turns, **self._hf_settings())
+
+    # ------------------------------------------------------------------ helpers
+
+    def _hf_settings(self) -> dict[str, Any]:
+        """Local models run as the trainer evaluates them: its per-turn token limit, its observation cut and
+        a modelled decode latency (wall time on a shared CPU would be noise in latency and the reward)."""
+        config = self.config
+        return {"max_new_tokens": config.turn_max_new_tokens, "observation_chars": config.observation_chars,
+                "orchestrator_latency_per_token_s": config.orchestrator_latency_per_token_s,
+                "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
+
+    def _evaluate(self, name: str, orchestrator: str, preference: str = "held-out", max_turns: int | None = None,
+                  tasks: list[str] | None = None, **settings: Any) -> None:
+        config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, toolkit=self.config.toolkit,
+                                  tasks=tasks or self.tasks, preferences=[preference], max_turns=[max_turns or self.plan.compared_turns],
+                                  seed=self.config.seed, run_name=name, **settings)
+        (summary,) = run_eval(config, self.store, self.console)
+        self.runs[name] = summary.run_id

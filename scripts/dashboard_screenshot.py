@@ -1,0 +1,80 @@
+"""Screenshot one dashboard page on a store, for the README: `orchestra app` in its own process, headless Chromium.
+
+    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page pareto --out docs/images/dashboard.png \
+        --runs cascade strongest qwen3-8b-prompted gpt-5-prompted oracle smollm2 warm-start trained
+
+Needs the dev install (Playwright) and Debian's chromium; the demo's store gives the README's picture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit(f"orchestra app exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # polling a server that is starting
+    sys.exit(f"orchestra app not ready within {timeout_s} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", required=True, type=Path)
+    parser.add_argument("--page", default="pareto", help="Page path (app/views/<page>.py), e.g. runs, pareto, steering.")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--runs", nargs="*", default=[], help="Runs (ids or names) the page shows; default: its own pick.")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    from lab.store import Store, queries
+
+    store = Store(args.db, read_only=True)
+    query = f"?runs={','.join(queries.resolve_run_id(store, r) for r in args.runs)}" if args.runs else ""
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "app", "--db", str(args.db),
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(url, server)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1150})
+            page.set_default_timeout(120_000)
+            page.goto(f"{url}/{args.page}{query}")
+            page.locator("h1").first.wait_for()
+            page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+            page.locator(".js-plotly-plot").first.wait_for()
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(args.out), full_page=False)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""The README and docs say what the code does: every `orchestra` command they show parses (known command,
+known options, valid values), every page they link exists, and the README's example toolkit loads."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import click
+import pytest
+import typer
+
+from tests.conftest import REPO
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def code_lines(page: Path) -> list[str]:
+    """The lines inside the page's fenced code blocks."""
+    inside, lines = False, []
+    for line in page.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            inside = not inside
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def commands(page: Path) -> list[str]:
+    """`orchestra ...` commands in the page's code blocks, comments and shell plumbing removed."""
+    found = []
+    for line in code_lines(page):
+        for part in re.split(r"&&|\|(?!\|)|;", line.split("  #")[0].split(" # ")[0]):
+            part = re.sub(r"^\s*(\$ )?(\w+=\S+\s+)*", "", part).split(" > ")[0].strip()
+            if part.startswith("orchestra "):
+                found.append(part)
+    return found
+
+
+@pytest.fixture(scope="module")
+def cli() -> click.Command:
+    from lab.cli import _register, app
+
+    _register()
+    return typer.main.get_command(app)
+
+
+def parse(cli: click.Command, args: list[str]) -> None:
+    """Parse like the shell would run it, down to the leaf command, without running anything."""
+    command, ctx = cli, None
+    while True:
+        ctx = command.make_context(command.name or "orchestra", list(args), parent=ctx, resilient_parsing=False)
+        if not isinstance(command, click.Group) or not ctx.protected_args:
+            return
+        name, *args = [*ctx.protected_args, *ctx.args]
+        sub = command.get_command(ctx, name)
+        assert sub is not None, f"unknown command {name!r}"
+        command = sub
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_command_shown_parses(page: Path, cli):
+    shown = commands(page)
+    for line in shown:
+        try:
+            parse(cli, shlex.split(line)[1:])
+        except click.ClickException as exc:
+            pytest.fail(f"{page.name}: `{line}`: {exc.format_message()}")
+    if page.name in ("README.md", "cli.md"):
+        assert len(shown) >= 10
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_linked_page_exists(page: Path):
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+        assert (page.parent / target).exists(), f"{page.name} links to a missing {target}"
+
+
+def test_the_readme_toolkit_loads_with_every_model_priced(tmp_path):
+    from lab.tools.registry import load_toolkit
+
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"```yaml\n(# my-endpoints\.yaml.*?)```", text, re.S).group(1)
+    (tmp_path / "my-endpoints.yaml").write_text(block)
+    toolkit = load_toolkit(str(tmp_path / "my-endpoints.yaml"))
+    models = [t for t in toolkit.tools if t.model]
+    assert len(models) == 3 and all(t.input_per_mtok > 0 and t.output_per_mtok > 0 for t in models)
