@@ -9,6 +9,8 @@ never saw in training.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,7 +29,6 @@ class DemoStages:
         self.plan, self.store, self.console = plan, store, console
         self.config = plan.train_config(store.path)
         self.runs: dict[str, str] = {}
-        self.train_run_id: str | None = None
         self._tasks: list[str] | None = None
 
     def steps(self) -> list[tuple[str, Callable[[], None]]]:
@@ -65,15 +66,15 @@ class DemoStages:
         """Warm start + GRPO from the config, or the finished model when this config was trained already."""
         from trainer.train import run_training, train_run_id
 
-        config, model = self.config, Path(self.config.output_dir)
-        self.train_run_id = train_run_id(config)
+        config, model, run_id = self.config, Path(self.config.output_dir), train_run_id(self.config)
         logged = queries.runs_df(self.store)
-        logged = logged[logged.run_id == self.train_run_id]
+        logged = logged[logged.run_id == run_id]
         if not logged.empty and logged.status.iloc[0] == "finished" and (model / "config.json").is_file():
-            self.console.print(f"training: reusing {model} (train run {self.train_run_id})")
+            self.console.print(f"training: reusing {model} (train run {run_id})")
             return
         resume = not logged.empty and any(model.glob("checkpoint-*"))
-        summary = run_training(config, self.store, self.console, resume=resume)
+        with contextlib.redirect_stdout(sys.stderr):  # the trainers' own log lines are progress, not the summary
+            summary = run_training(config, self.store, self.console, resume=resume)
         self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")
 
     def compare_trained(self) -> None:

@@ -65,9 +65,10 @@ def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = N
         # "hv": accuracy holds until the next frontier run becomes affordable (the AUC's step function).
         fig.add_trace(go.Scatter(x=frontier.cost_cents_per_task, y=frontier.accuracy, mode="lines",
                                  line=dict(shape="hv", color="black", dash="dot"), name="Pareto frontier"))
-    fig = _layout(fig, "Cost vs accuracy (filled: on the Pareto frontier)", "mean cost per task (US cents, log scale)",
-                  "accuracy (fraction of tasks solved)")
-    if (pareto.cost_cents_per_task > 0).all():
+    log = bool((pareto.cost_cents_per_task > 0).all())  # a free run (a local model) has no place on a log axis
+    fig = _layout(fig, "Cost vs accuracy (filled: on the Pareto frontier)",
+                  f"mean cost per task (US cents{', log scale' if log else ''})", "accuracy (fraction of tasks solved)")
+    if log:
         fig.update_xaxes(type="log")
     return fig
 

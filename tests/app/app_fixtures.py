@@ -20,6 +20,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    """Until the Streamlit server at `url` says ok; an exited process or a timeout raises."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server process exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # polling a server that is starting, not synchronising with it
+    raise RuntimeError(f"the server at {url} was not ready within {timeout_s} s")
+
+
 class Served:
     """`orchestra app` in a real process on a free port, ready once /_stcore/health says ok."""
 
@@ -31,18 +47,7 @@ class Served:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"orchestra app exited: {self.process.stdout.read()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.read().decode().strip() == "ok":
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)  # polling a server that is starting, not synchronising with it
-        raise RuntimeError(f"orchestra app not ready within {timeout_s} s")
+        wait_healthy(self.url, self.process, timeout_s)
 
     def stop(self) -> None:
         self.process.terminate()

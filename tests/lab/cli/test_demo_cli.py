@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 from lab.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from lab.store import Store, queries
 
+from tests.app.app_fixtures import free_port, wait_healthy
 from tests.conftest import orchestra
 
 NAMES = [*BASELINES, "smollm2", "warm-start", "trained",
@@ -68,25 +66,13 @@ def test_a_second_demo_reuses_everything_and_ends_serving_the_dashboard(quick_de
     shutil.copy(quick_demo.db, db)
     shutil.copytree(quick_demo.cwd / "runs", tmp_path / "runs")  # the demo's model folder, where it left it
     before = queries.runs_summary_df(Store(db, read_only=True)).set_index("run_id").trajectories
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     log = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads a pipe while the server runs
     server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "demo", "--quick", "--db", str(db),
                                "--port", str(port), "--html", str(tmp_path / "d.html")], cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, "the demo exited instead of serving the dashboard"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                    if reply.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the dashboard did not come up"
-            time.sleep(0.5)  # polling a server that is starting, not synchronising with it
+        wait_healthy(f"http://127.0.0.1:{port}", server, timeout_s=300)
     finally:
         server.terminate()
         out, _ = server.communicate(timeout=30)
