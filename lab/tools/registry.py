@@ -6,8 +6,9 @@ any other toolkit is given by path. A toolkit file may leave entries short
 (`{name: sim:gpt-5, backend: {kind: sim, profile: gpt-5}}`): each backend kind fills in its own
 description, schema, category and latency here, so the YAML lists only what differs; a `paper` entry's
 slots are filled the same way. A `sim` backend may name a `profiles_file` (e.g. one `orchestra
-calibrate` wrote) to take its profile from there instead of the packaged `lab/data/sim_profiles.yaml`. Tools that cannot be offered in this environment (web search without a
-key) are dropped with one line saying why, never kept as a tool that silently returns nothing.
+calibrate` wrote) to take its profile from there instead of the packaged `lab/data/sim_profiles.yaml`.
+Tools that cannot be offered in this environment (web search without a key) are dropped with one line
+saying why, never kept as a tool that silently returns nothing.
 """
 
 from __future__ import annotations
