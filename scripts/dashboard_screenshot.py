@@ -10,33 +10,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"orchestra app exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read().decode().strip() == "ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)  # polling a server that is starting
-    sys.exit(f"orchestra app not ready within {timeout_s} s")
 
 
 def main() -> None:
@@ -48,6 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    from lab.cli.dashboard import free_port, wait_healthy
     from lab.store import Store, queries
 
     store = Store(args.db, read_only=True)
@@ -58,7 +35,7 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "app", "--db", str(args.db),
                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_healthy(url, server)
+        wait_healthy(url, server)  # raises if the app exits or never comes up
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1400, "height": 1150})

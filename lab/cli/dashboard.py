@@ -10,7 +10,11 @@ writes. It binds to 127.0.0.1 unless told otherwise: the store holds prompts and
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Optional
 
@@ -53,3 +57,26 @@ def exec_dashboard(path: Path, port: int, host: str) -> None:
     # server itself, so stopping `orchestra app` can never leave a server behind.
     command = app_command(port, host)
     os.execve(command[0], command, {**os.environ, "ORCHESTRA_DB": str(path)})
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (for a dashboard started by a script or a test)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    """Until the dashboard at `url` answers its health check; its process exiting or a timeout raises."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the dashboard process exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read().decode().strip() == "ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # polling a server that is starting, not synchronising with it
+    raise RuntimeError(f"the dashboard at {url} was not ready within {timeout_s} s")

@@ -3,37 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+from lab.cli.dashboard import free_port, wait_healthy
 from lab.records import RunRecord, TaskRecord, TrainMetricsRecord
 from lab.store import Store
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 120.0) -> None:
-    """Until the Streamlit server at `url` says ok; an exited process or a timeout raises."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server process exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read().decode().strip() == "ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)  # polling a server that is starting, not synchronising with it
-    raise RuntimeError(f"the server at {url} was not ready within {timeout_s} s")
 
 
 class Served:

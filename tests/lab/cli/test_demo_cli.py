@@ -8,10 +8,10 @@ import shutil
 import subprocess
 import sys
 
+from lab.cli.dashboard import free_port, wait_healthy
 from lab.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from lab.store import Store, queries
 
-from tests.app.app_fixtures import free_port, wait_healthy
 from tests.conftest import orchestra
 
 NAMES = [*BASELINES, "smollm2", "warm-start", "trained",
