@@ -139,9 +139,11 @@ class DemoResult:
     stderr: str
 
 
-def orchestra(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
-    """The `orchestra` command in a real process (wide columns, so printed lines are not wrapped)."""
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args], capture_output=True,
+def orchestra(*args: str, db: Path | None = None, cwd: Path | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """The `orchestra` command in a real process, on the store `db` when given (wide columns, so printed
+    lines are not wrapped)."""
+    extra = ["--db", str(db)] if db is not None else []
+    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args, *extra], capture_output=True,
                           text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250"})
 
 

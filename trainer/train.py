@@ -58,8 +58,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from trainer.sft import train_sft, warm_start_dir
 
     run_id = train_run_id(config)
-    logged = queries.runs_df(store)
-    if not resume and (logged[logged.run_id == run_id].status == "finished").any():
+    if not resume and queries.run_status(store, run_id) == "finished":
         raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in {config.output_dir}); "
                             "--resume continues it, and a copy of the config with another run_name and output_dir trains anew")
     environment = TrainingEnvironment(config)

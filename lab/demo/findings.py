@@ -100,7 +100,7 @@ def _spending(store: Store, sweep: Report, runs: dict[str, str], turns: int) -> 
     rows = []
     for label, run_id in points.items():
         row = table[table.run_id == run_id].iloc[0]
-        saving = paired_cost_saving(trajs, run_id, points["accuracy"]) if "accuracy" in points else {}
+        saving = paired_cost_saving(trajs, run_id, points["accuracy"]) if label != "accuracy" and "accuracy" in points else {}
         rows.append([label, run_id, row.accuracy, row.cost_cents_per_task, row.latency_s_per_task,
                      saving.get("saving"), saving.get("ci_low"), saving.get("ci_high")])
     return pd.DataFrame(rows, columns=columns)

@@ -67,12 +67,11 @@ class DemoStages:
         from trainer.train import run_training, train_run_id
 
         config, model, run_id = self.config, Path(self.config.output_dir), train_run_id(self.config)
-        logged = queries.runs_df(self.store)
-        logged = logged[logged.run_id == run_id]
-        if not logged.empty and logged.status.iloc[0] == "finished" and (model / "config.json").is_file():
+        status = queries.run_status(self.store, run_id)
+        if status == "finished" and (model / "config.json").is_file():
             self.console.print(f"training: reusing {model} (train run {run_id})")
             return
-        resume = not logged.empty and any(model.glob("checkpoint-*"))
+        resume = status is not None and any(model.glob("checkpoint-*"))
         with contextlib.redirect_stdout(sys.stderr):  # the trainers' own log lines are progress, not the summary
             summary = run_training(config, self.store, self.console, resume=resume)
         self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")

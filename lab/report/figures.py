@@ -75,12 +75,7 @@ def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = N
 
 def tool_share_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None) -> go.Figure:
     """Share of each run's tool calls per tool, stacked to 1 (paper Fig. 4); one trace per tool."""
-    run_ids = list(run_ids) if run_ids is not None else list(dict.fromkeys(tool_calls.run_id))
-    fig = go.Figure()
-    for label, group in tool_calls.groupby("tool_label", sort=False):
-        shares = group.set_index("run_id").share.reindex(run_ids).fillna(0.0)
-        fig.add_trace(go.Bar(x=run_ids, y=shares, name=label,
-                             hovertemplate=f"{label}<br>%{{x}}<br>share %{{y:.1%}}<extra></extra>"))
+    fig = _stacked_tool_bars(tool_calls, run_ids, "share", "share %{y:.1%}")
     fig = _layout(fig, "Tool-call shares per run", "run", "share of tool calls", yaxis_range=[0, 1])
     fig.update_layout(barmode="stack", yaxis_tickformat=".0%")
     return fig
@@ -121,12 +116,7 @@ def pgr_figure(router: pd.DataFrame, colors: dict[str, str] | None = None) -> go
 def calls_per_task_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None) -> go.Figure:
     """Calls per task of each tool, stacked per run (paper Fig. 5 / Table 15); `tool_calls` is
     `metrics.tool_call_table`."""
-    run_ids = list(run_ids) if run_ids is not None else list(dict.fromkeys(tool_calls.run_id))
-    fig = go.Figure()
-    for label, group in tool_calls.groupby("tool_label", sort=False):
-        values = group.set_index("run_id").calls_per_task.reindex(run_ids).fillna(0.0)
-        fig.add_trace(go.Bar(x=run_ids, y=values, name=label,
-                             hovertemplate=f"{label}<br>%{{x}}<br>%{{y:.2f}} calls per task<extra></extra>"))
+    fig = _stacked_tool_bars(tool_calls, run_ids, "calls_per_task", "%{y:.2f} calls per task")
     fig = _layout(fig, "Calls per task per tool", "run", "calls per task")
     fig.update_layout(barmode="stack")
     return fig
@@ -200,6 +190,17 @@ def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab repo
     parts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures.values())]
     body = "\n".join(f'<section id="{name}">{part}</section>' for name, part in zip(figures, parts))
     return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n'
+
+
+def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str) -> go.Figure:
+    """One bar trace per tool of `metrics.tool_call_table`'s `column`, over the runs (in the order given,
+    0 where a run never called the tool); the caller stacks and titles them."""
+    run_ids = list(run_ids) if run_ids is not None else list(dict.fromkeys(tool_calls.run_id))
+    fig = go.Figure()
+    for label, group in tool_calls.groupby("tool_label", sort=False):
+        values = group.set_index("run_id")[column].reindex(run_ids).fillna(0.0)
+        fig.add_trace(go.Bar(x=run_ids, y=values, name=label, hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
+    return fig
 
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, **extra) -> go.Figure:

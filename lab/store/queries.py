@@ -54,6 +54,12 @@ def run(store: Store, run_id: str) -> RunRecord:
     return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
 
 
+def run_status(store: Store, run_id: str) -> str | None:
+    """The run's status (`running`, `finished`, `failed`, ...), or None when the store has no such run."""
+    frame = store._read("SELECT status FROM runs WHERE run_id = ?", [run_id])
+    return None if frame.empty else str(frame.status.iloc[0])
+
+
 def resolve_run_id(store: Store, ref: str) -> str:
     """The run id a user means by `ref`: a run id; else the newest run named `ref`; else the one run whose
     id starts with `ref`. Names let commands be written before their hash ids exist (the README's

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-
-def orchestra(*args: str, db=None) -> subprocess.CompletedProcess:
-    extra = ["--db", str(db)] if db is not None else []
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args, *extra],
-                          capture_output=True, text=True, timeout=120)
+from tests.conftest import orchestra
 
 
 @pytest.fixture

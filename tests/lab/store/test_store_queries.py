@@ -49,3 +49,10 @@ def test_the_evaluations_a_training_run_made_come_by_step(store):
     assert list(linked.run_id) == ["cpu-tiny-ddd444-eval-1", "cpu-tiny-ddd444-eval-2"]
     assert list(linked.train_step) == [12, 24]
     assert queries.linked_evals_df(store, "trained-ccc333").empty
+
+
+def test_a_runs_status_is_none_until_it_is_logged(store):
+    assert queries.run_status(store, "ghost") is None
+    assert queries.run_status(store, "cascade-aaa111") == "running"
+    store.finish_run("cascade-aaa111")
+    assert queries.run_status(store, "cascade-aaa111") == "finished"
