@@ -190,7 +190,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
         mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
         self._kept_tokens += int(mask.sum())
-        return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        rows = int((mask.sum(1) > 0).sum())
+        if self.accelerator.num_processes > 1:  # every rank runs the same number of rows (TRL gathers per-row metrics)
+            rows = int(self.accelerator.reduce(torch.tensor(rows, device=mask.device), reduction="max"))
+        return super().compute_loss(model, kept_rows_only(inputs, rows), return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()
@@ -232,3 +236,42 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             rewards=list(scores.rewards), passed=list(scores.passed), features=self.environment.features,
             generated_tokens=int(generated),
         ))
+
+
+#: The micro-batch tensors `kept_rows_only` cuts, by what their columns index.
+_PER_ROW = ("advantages",)
+_PROMPT_COLUMNS = ("prompt_ids", "prompt_mask")
+_COMPLETION_COLUMNS = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps",
+                       "sampling_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio")
+
+
+def kept_rows_only(inputs: dict[str, Any], rows: int) -> dict[str, Any]:
+    """The micro-batch cut to its first `rows` rows in kept-first order, and to the columns a kept token needs.
+
+    Why: filtered rows (40-70% of a step on the CPU config) carry an all-zero loss mask, so their forward
+    and backward passes change nothing but the step time. The loss is unchanged: under every loss type the
+    lab allows, a row with no kept token adds 0 to the loss and to its normaliser (`num_items_in_batch` was
+    counted over the whole generation batch before). Leading prompt columns that are padding in every
+    remaining row, and completion columns after the last kept token, are cut too: a causal model's logits
+    never depend on later tokens, and RoPE attention depends on relative positions only. `rows` may exceed
+    the kept count (ranks must agree on a row count; at least one row is always kept, so every rank runs a
+    forward and backward pass). A batch holding tensors this does not know how to cut (images) is left whole."""
+    tensors = {k for k, v in inputs.items() if isinstance(v, torch.Tensor) and v.dim() > 0}
+    if tensors - {*_PER_ROW, *_PROMPT_COLUMNS, *_COMPLETION_COLUMNS}:
+        return inputs
+    mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
+    order = torch.argsort((mask.sum(1) == 0).to(torch.int8), stable=True)  # kept rows first, in batch order
+    index = order[: max(1, min(rows, len(order)))]
+    used = mask[index].sum(0).nonzero()
+    end = int(used[-1]) + 1 if len(used) else 1
+    prompt_used = inputs["prompt_mask"][index].sum(0).nonzero()
+    start = int(prompt_used[0]) if len(prompt_used) else 0
+    out = dict(inputs)
+    for key in tensors:
+        value = inputs[key][index]
+        if key in _PROMPT_COLUMNS:
+            value = value[:, start:]
+        elif key in _COMPLETION_COLUMNS and value.dim() == 2 and value.size(1) == mask.size(1):
+            value = value[:, :end]
+        out[key] = value
+    return out

@@ -172,6 +172,54 @@ def test_filtered_rows_carry_no_gradient(trained):
     assert not torch.allclose(base, grads(changed))
 
 
+def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, monkeypatch):
+    """Filtered rows are cut from the forward and backward passes (they only cost time): the gradient
+    equals TRL's over the whole micro-batch, and the forward pass sees the kept rows only."""
+    from trl import GRPOTrainer
+
+    trainer = trained[2].trainer
+    inputs = next(b for b in BATCHES if 0 < int(((b["tool_mask"] * b["completion_mask"]).sum(1) > 0).sum()) < len(b["advantages"]))
+    kept = int(((inputs["tool_mask"] * inputs["completion_mask"]).sum(1) > 0).sum())
+
+    def grads(loss_of):
+        trainer.model.zero_grad(set_to_none=True)
+        loss = loss_of(trainer.model, inputs)
+        loss.backward()
+        return loss.detach(), torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
+
+    full_loss, full = grads(lambda model, batch: GRPOTrainer.compute_loss(trainer, model, batch))
+    rows_seen = []
+    forward = trainer._get_per_token_logps_and_entropies
+    monkeypatch.setattr(trainer, "_get_per_token_logps_and_entropies",
+                        lambda model, input_ids, *a, **k: rows_seen.append(input_ids.shape[0]) or forward(model, input_ids, *a, **k))
+    cut_loss, cut = grads(trainer.compute_loss)
+    assert rows_seen == [kept]
+    torch.testing.assert_close(cut_loss, full_loss, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(cut, full, rtol=1e-4, atol=1e-7)
+
+
+def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_columns_they_use():
+    from trainer.grpo import kept_rows_only
+
+    prompt_mask = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 1]])        # left-padded
+    completion_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])  # right-padded
+    tool_mask = torch.tensor([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 0, 0, 0]])   # row 1 filtered
+    batch = {"prompt_ids": torch.arange(12).view(3, 4), "prompt_mask": prompt_mask,
+             "completion_ids": torch.arange(15).view(3, 5), "completion_mask": completion_mask, "tool_mask": tool_mask,
+             "advantages": torch.tensor([0.5, 0.0, -0.5]), "num_items_in_batch": torch.tensor(5.0)}
+    cut = kept_rows_only(batch, rows=2)
+    assert cut["advantages"].tolist() == [0.5, -0.5]
+    assert cut["prompt_ids"].tolist() == [[2, 3], [10, 11]]               # columns no kept row uses are gone
+    assert cut["completion_ids"].tolist() == [[0, 1, 2], [10, 11, 12]]    # up to the last kept token
+    assert cut["num_items_in_batch"] is batch["num_items_in_batch"]
+    # ranks agree on a row count: padding rows come from the filtered ones; nothing kept still leaves one row
+    assert kept_rows_only(batch, rows=3)["advantages"].tolist() == [0.5, -0.5, 0.0]
+    nothing = kept_rows_only({**batch, "tool_mask": torch.zeros_like(tool_mask)}, rows=0)
+    assert len(nothing["advantages"]) == 1 and nothing["tool_mask"].sum() == 0
+    # tensors it does not know how to cut (an image batch) leave the micro-batch whole
+    assert kept_rows_only({**batch, "pixel_values": torch.zeros(3, 2)}, rows=2)["prompt_ids"].shape == (3, 4)
+
+
 def test_one_documented_metrics_row_per_step_and_resume_continues(trained):
     tmp, store, summary = trained
     metrics = queries.train_metrics_df(store, summary.run_id)
