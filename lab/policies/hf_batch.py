@@ -27,6 +27,10 @@ the mask hiding both pads, positions continuing each row's own count). After a b
 row really fed are kept (the pads, and a finished row's idle feeds, are cut out), so a turn attends to
 exactly what a full prefill would give it; only float rounding differs. The cache lives on the session,
 so it dies with the rollout: weights change between a trainer's generation batches.
+
+Why a batch's identical prompts are fed once. GRPO starts G rollouts of each example on the same
+prompt (the priced catalog, the instruction and the question: most of a rollout's tokens); rows with
+no cache and the same new tokens are prefilled as one and their keys and values copied (`_prefill`).
 """
 
 from __future__ import annotations
@@ -175,14 +179,10 @@ class BatchedSampler:
         import torch
 
         model = self.loaded.model
-        keep = {"logits_to_keep": 1} if self._keep_last else {}  # prefill: logits of the last position only
         with self.loaded.lock, torch.inference_mode():
             step, mask, positions, cache = self._prefill_inputs(rows)
+            logits, cache = self._prefill(step, mask, positions, cache)
             while True:
-                out = model(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
-                            **{self._cache_name: cache}, **keep)
-                cache = getattr(out, self._cache_name)
-                logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
                 live = [not row.done for row in rows]
                 tokens = [_draw(row, logits[b]) if on else row.ids[-1] for b, (row, on) in enumerate(zip(rows, live))]
                 step = torch.tensor(tokens, device=model.device)[:, None]  # (B, 1): also the next input
@@ -199,6 +199,39 @@ class BatchedSampler:
                     return
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
                 positions = positions[:, -1:] + 1  # (B, 1)
+                out = model(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
+                            **{self._cache_name: cache})
+                cache = getattr(out, self._cache_name)
+                logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
+
+    def _prefill(self, step: Any, mask: Any, positions: Any, cache: Any) -> tuple[Any, Any]:
+        """(raw logits of each row's last position (B, vocab), the cache) after feeding the batch's new tokens.
+
+        Rows with no cached prefix and the same new tokens (a GRPO group's first turn: G rollouts of one
+        prompt) are fed once and their keys and values copied to each row: the numbers a separate forward
+        pass gives them (a row's padding depends on its length only), for 1/G of the prompt's compute."""
+        import torch
+        from transformers import DynamicCache
+
+        def feed(rows: Any) -> tuple[Any, Any]:
+            out = self.loaded.model(input_ids=step[rows], attention_mask=mask[rows], position_ids=positions[rows],
+                                    use_cache=True, **{self._cache_name: cache},
+                                    **({"logits_to_keep": 1} if self._keep_last else {}))
+            return out.logits[:, -1].float(), getattr(out, self._cache_name)
+
+        everyone = slice(None)
+        if cache is not None or len(step) == 1:
+            return feed(everyone)
+        distinct, copies = torch.unique(step, dim=0, return_inverse=True)
+        if len(distinct) == len(step):
+            return feed(everyone)
+        order = torch.arange(len(step), device=step.device)
+        firsts = torch.full((len(distinct),), len(step), device=step.device).scatter_reduce(0, copies, order, "amin")
+        logits, fed = feed(firsts)
+        layers = _plain_layers(fed)
+        if layers is None:
+            return feed(everyone)  # a cache whose rows cannot be copied (sliding windows): feed every row
+        return logits[copies], DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
 
     def _prefill_inputs(self, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
         """(input ids (B, S), attention mask (B, C + S), position ids (B, S), cache or None) of a batch whose
@@ -231,9 +264,8 @@ class BatchedSampler:
     def _keep_caches(self, rows: list[_Row], mask: Any, cache: Any) -> None:
         """Store in each row's session cache the keys and values of the tokens it really fed: its context
         and all it sampled but the last token (not yet fed when the row stopped)."""
-        layers = getattr(cache, "layers", None)
-        if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
-                             for layer in layers):
+        layers = _plain_layers(cache)
+        if layers is None:
             return  # sliding-window or exotic caches: always prefill in full
         for b, row in enumerate(rows):
             target = row.request.cache
@@ -243,6 +275,15 @@ class BatchedSampler:
             index = mask[b].nonzero()[:n, 0]
             target.tokens = row.request.context + row.ids[:-1]
             target.layers = [(layer.keys[b:b + 1, :, index], layer.values[b:b + 1, :, index]) for layer in layers]
+
+
+def _plain_layers(cache: Any) -> list[Any] | None:
+    """The cache's layers when each holds its rows' whole keys and values, else None (sliding windows)."""
+    layers = getattr(cache, "layers", None)
+    if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
+                         for layer in layers):
+        return None
+    return layers
 
 
 def _draw(row: _Row, logits: Any) -> int:

@@ -199,17 +199,17 @@ def test_concurrent_rollouts_give_the_trajectories_of_rollouts_run_one_by_one(mo
 
 
 @pytest.fixture()
-def prefills(loaded, gpt2) -> list[int]:
-    """The width of every first (prefill) forward pass of a batch while the test runs."""
-    widths: list[int] = []
+def prefills(loaded, gpt2) -> list[tuple[int, int]]:
+    """(rows, width) of every first (prefill) forward pass of a batch while the test runs."""
+    shapes: list[tuple[int, int]] = []
 
     def hook(module, args, kwargs):
         ids_in = kwargs.get("input_ids")
         if ids_in is not None and ids_in.shape[1] > 1:
-            widths.append(int(ids_in.shape[1]))
+            shapes.append(tuple(ids_in.shape))
 
     handles = [m.model.register_forward_pre_hook(hook, with_kwargs=True) for m in (loaded, gpt2)]
-    yield widths
+    yield shapes
     for handle in handles:
         handle.remove()
 
@@ -231,7 +231,7 @@ def test_a_session_cache_prefills_only_the_new_tokens_and_samples_as_a_full_pref
     second = [p + s + extra for p, (s, _), extra in zip(prompts, first, tool_output)]
     del prefills[:]
     reused = together(sampler, [cached(c, k, budget=8) for c, k in zip(second, caches)])
-    assert prefills == [max(len(extra) + 1 for extra in tool_output)]  # not the whole conversation
+    assert [width for _, width in prefills] == [max(len(extra) + 1 for extra in tool_output)]  # not the whole conversation
     assert_same(reused, alone(sampler, [turn_request(c, budget=8) for c in second]))
 
 
@@ -249,3 +249,15 @@ def test_a_cache_that_is_not_a_prefix_is_ignored_and_a_batch_mixes_both(loaded, 
     mixed = together(sampler, requests)
     assert batches == [4]
     assert_same(mixed, alone(sampler, [turn_request(c) for c in contexts_2]))
+
+
+@pytest.mark.parametrize("architecture", ["loaded", "gpt2"])
+def test_rows_of_one_prompt_are_prefilled_once_and_sample_as_alone(architecture, prefills, request):
+    """A GRPO group's first turn: G rows of one prompt, each with its own generator."""
+    loaded = request.getfixturevalue(architecture)
+    sampler, prompts = BatchedSampler(loaded), contexts(loaded)
+    rows = [turn_request(prompts[i % 2], temperature=1.0, seed=s) for s, i in enumerate([0, 0, 0, 1, 1, 0])]
+    batched = together(sampler, rows)
+    assert [rows for rows, _ in prefills] == [2]  # two distinct prompts fed, for six rows
+    assert_same(batched, alone(sampler, [turn_request(r.context, temperature=1.0, seed=s) for s, r in enumerate(rows)]))
+    assert len({tuple(ids) for ids, _ in batched}) > 2  # the copies sampled on their own generators
