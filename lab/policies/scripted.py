@@ -227,21 +227,24 @@ def _is_read(step: dict[str, Any]) -> bool:
 # ---- the flows ------------------------------------------------------------------------------------
 
 
-def solve(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str | None = None) -> Script:
-    """Gather evidence (queries written by `writer`, default the first model), then answer with `models`
-    in order (all of them only if `escalate` and unsure)."""
+def solve(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str | None = None,
+          search: bool = True, compute: bool = True) -> Script:
+    """Gather evidence (queries written by `writer`, default the first model; `search` and `compute` say
+    whether to search and to compute at all), then answer with `models` in order (all of them only if
+    `escalate` and unsure)."""
     if not models:
         raise LabInputError("scripted orchestrator: the toolkit has no model to ask")
     if kit.domain:
         yield from act(view, kit, models, escalate)
     elif kit.paper:
-        yield from paper_answer(view, kit, models, writer or models[0])
+        yield from paper_answer(view, kit, models, writer or models[0], search, compute)
     else:
-        yield from free_answer(view, kit, models, escalate, writer or models[0])
+        yield from free_answer(view, kit, models, escalate, writer or models[0], search, compute)
 
 
-def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str) -> Script:
-    evidence = yield from free_evidence(view, kit, writer)
+def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str, search: bool = True,
+                compute: bool = True) -> Script:
+    evidence = yield from free_evidence(view, kit, writer, search, compute)
     final = None
     for model in models:
         (reply,) = yield call(kit.tool_for(model), prompt=ask_prompt(view.question, evidence))
@@ -251,10 +254,11 @@ def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, wri
     yield answer(final or "unknown")
 
 
-def free_evidence(view: TaskView, kit: Kit, writer: str) -> Generator[str, list[str], list[str]]:
+def free_evidence(view: TaskView, kit: Kit, writer: str, search: bool = True,
+                  compute: bool = True) -> Generator[str, list[str], list[str]]:
     """Search hop by hop with queries `writer` writes, then run the program a coder writes."""
     evidence: list[str] = []
-    if kit.has("local_search"):
+    if search and kit.has("local_search"):
         for _ in range(MAX_HOPS):
             (reply,) = yield call(kit.tool_for(writer), prompt=query_prompt(view.question, evidence))
             query = extract_query(reply)
@@ -262,7 +266,7 @@ def free_evidence(view: TaskView, kit: Kit, writer: str) -> Generator[str, list[
                 break
             (found,) = yield call("local_search", query=query)
             evidence.append(found)
-    if kit.has("code_interpreter"):
+    if compute and kit.has("code_interpreter"):
         (reply,) = yield call(kit.tool_for(kit.coder()), prompt=program_prompt(view.question, evidence))
         program = CODE_RE.search(reply)
         if program:
@@ -271,15 +275,16 @@ def free_evidence(view: TaskView, kit: Kit, writer: str) -> Generator[str, list[
     return evidence
 
 
-def paper_answer(view: TaskView, kit: Kit, models: list[str], writer: str) -> Script:
+def paper_answer(view: TaskView, kit: Kit, models: list[str], writer: str, search: bool = True,
+                 compute: bool = True) -> Script:
     """Paper shape: search while the slot's model finds something to look up, reason once, answer."""
     model = models[0]
-    if kit.has("search"):
+    if search and kit.has("search"):
         for _ in range(MAX_HOPS):
             (found,) = yield call("search", model=kit.slot("search", writer))
             if NOTHING_TO_SEARCH in found:
                 break
-    if kit.has("enhance_reasoning"):
+    if compute and kit.has("enhance_reasoning"):
         yield call("enhance_reasoning", model=kit.slot("enhance_reasoning", model))
     if kit.has("answer"):
         yield call("answer", model=kit.slot("answer", model))  # ends the episode
@@ -341,6 +346,19 @@ def random_choice(view: TaskView, kit: Kit, rng: random.Random) -> Script:
     return solve(view, kit, [rng.choice(kit.models())], escalate=False)
 
 
+def explore(view: TaskView, kit: Kit, rng: random.Random) -> Script:
+    """A random route: a random model answers, another random one writes the queries, and searching and
+    computing are each done or skipped on a coin flip.
+
+    Why: warm-start data (`trainer.sft`) from the other scripts always searches, computes, then answers,
+    so a model trained on it can predict each call without reading it, and when sampling makes an unusual
+    choice (answer early) it writes the slot of the usual one (`answer` with `reasoner-1`): a malformed
+    call. Routes whose next step is not predictable teach it to read the call it is writing, and give
+    GRPO cheaper routes (no search, no computing) to compare."""
+    return solve(view, kit, [rng.choice(kit.models())], escalate=False, writer=rng.choice(kit.models()),
+                 search=rng.random() < 0.5, compute=rng.random() < 0.5)
+
+
 def round_robin(view: TaskView, kit: Kit, rng: random.Random) -> Script:
     """Models in turn, by a stable hash of the task id (each model gets an equal share of tasks)."""
     models = kit.models()
@@ -370,6 +388,7 @@ SCRIPTS: dict[str, Callable[..., Script]] = {
     "always-strongest": always_strongest,
     "cheapest-first": cheapest_first,
     "random": random_choice,
+    "explore": explore,
     "round-robin": round_robin,
     "gpt-5-prompted": biased("gpt-5-prompted"),
     "qwen3-8b-prompted": biased("qwen3-8b-prompted"),

@@ -216,3 +216,20 @@ def test_baselines_run_on_the_papers_toolkit_shape(name, offline_paper):
 
 def test_oracle_on_the_paper_shape_is_never_dearer_than_a_baseline_that_solves(offline_paper):
     assert_oracle_bounds_the_baselines(*offline_paper)
+
+
+def test_explore_takes_routes_whose_next_call_cannot_be_predicted(offline_paper):
+    """Warm-start data from `explore`: on some tasks it answers at once, on others it searches without
+    computing or computes without searching, with varied answering slots."""
+    source, tools = offline_paper
+    routes = []
+    for r in run_policy("explore", source, tools):
+        if r.trajectory.task_id.startswith("tau2"):
+            continue
+        routes.append(tuple(s.tool_name for s in r.steps if s.kind == "tool"))
+        assert r.trajectory.valid_output and r.trajectory.format_ok
+    first_calls = {route[0] for route in routes}
+    assert {"search", "enhance_reasoning", "answer"} <= first_calls
+    assert any("search" in route and "enhance_reasoning" not in route for route in routes)
+    answered_by = {s.arguments_json for r in run_policy("explore", source, tools) for s in r.steps if s.tool_name == "answer"}
+    assert len(answered_by) >= 2
