@@ -238,40 +238,36 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         ))
 
 
-#: The micro-batch tensors `kept_rows_only` cuts, by what their columns index.
-_PER_ROW = ("advantages",)
-_PROMPT_COLUMNS = ("prompt_ids", "prompt_mask")
+#: The micro-batch tensors `kept_rows_only` cuts: one value per row, or one per completion token.
+_PER_ROW = ("advantages", "prompt_ids", "prompt_mask")
 _COMPLETION_COLUMNS = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps",
                        "sampling_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio")
 
 
 def kept_rows_only(inputs: dict[str, Any], rows: int) -> dict[str, Any]:
-    """The micro-batch cut to its first `rows` rows in kept-first order, and to the columns a kept token needs.
+    """The micro-batch cut to its first `rows` rows in kept-first order, and to the completion columns up
+    to the last kept token.
 
-    Why: filtered rows (40-70% of a step on the CPU config) carry an all-zero loss mask, so their forward
-    and backward passes change nothing but the step time. The loss is unchanged: under every loss type the
-    lab allows, a row with no kept token adds 0 to the loss and to its normaliser (`num_items_in_batch` was
-    counted over the whole generation batch before). Leading prompt columns that are padding in every
-    remaining row, and completion columns after the last kept token, are cut too: a causal model's logits
-    never depend on later tokens, and RoPE attention depends on relative positions only. `rows` may exceed
-    the kept count (ranks must agree on a row count; at least one row is always kept, so every rank runs a
-    forward and backward pass). A batch holding tensors this does not know how to cut (images) is left whole."""
+    Why: filtered rows (a third or more of a step on the CPU config) carry an all-zero loss mask, so their
+    forward and backward passes change nothing but the step time. The loss is unchanged: under every loss
+    type the lab allows, a row with no kept token adds 0 to the loss and to its normaliser
+    (`num_items_in_batch` was counted over the whole generation batch before), rows never attend to each
+    other, and a causal model's logits never depend on later tokens. Prompt columns stay as they are, so
+    every position id is what it was. `rows` may exceed the kept count (ranks must agree on a row count;
+    at least one row is always kept, so every rank runs a forward and backward pass). A batch holding
+    tensors this does not know how to cut (images) is left whole."""
     tensors = {k for k, v in inputs.items() if isinstance(v, torch.Tensor) and v.dim() > 0}
-    if tensors - {*_PER_ROW, *_PROMPT_COLUMNS, *_COMPLETION_COLUMNS}:
+    if tensors - {*_PER_ROW, *_COMPLETION_COLUMNS}:
         return inputs
     mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
     order = torch.argsort((mask.sum(1) == 0).to(torch.int8), stable=True)  # kept rows first, in batch order
     index = order[: max(1, min(rows, len(order)))]
     used = mask[index].sum(0).nonzero()
     end = int(used[-1]) + 1 if len(used) else 1
-    prompt_used = inputs["prompt_mask"][index].sum(0).nonzero()
-    start = int(prompt_used[0]) if len(prompt_used) else 0
     out = dict(inputs)
     for key in tensors:
         value = inputs[key][index]
-        if key in _PROMPT_COLUMNS:
-            value = value[:, start:]
-        elif key in _COMPLETION_COLUMNS and value.dim() == 2 and value.size(1) == mask.size(1):
+        if key in _COMPLETION_COLUMNS and value.dim() == 2 and value.size(1) == mask.size(1):
             value = value[:, :end]
         out[key] = value
     return out

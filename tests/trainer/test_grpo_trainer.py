@@ -198,7 +198,7 @@ def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, m
     torch.testing.assert_close(cut, full, rtol=1e-4, atol=1e-7)
 
 
-def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_columns_they_use():
+def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_completion_columns_they_use():
     from trainer.grpo import kept_rows_only
 
     prompt_mask = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 1]])        # left-padded
@@ -209,7 +209,7 @@ def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_columns_they_use():
              "advantages": torch.tensor([0.5, 0.0, -0.5]), "num_items_in_batch": torch.tensor(5.0)}
     cut = kept_rows_only(batch, rows=2)
     assert cut["advantages"].tolist() == [0.5, -0.5]
-    assert cut["prompt_ids"].tolist() == [[2, 3], [10, 11]]               # columns no kept row uses are gone
+    assert cut["prompt_ids"].tolist() == [[0, 1, 2, 3], [8, 9, 10, 11]]  # prompts whole: positions unchanged
     assert cut["completion_ids"].tolist() == [[0, 1, 2], [10, 11, 12]]    # up to the last kept token
     assert cut["num_items_in_batch"] is batch["num_items_in_batch"]
     # ranks agree on a row count: padding rows come from the filtered ones; nothing kept still leaves one row
