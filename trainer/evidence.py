@@ -7,7 +7,8 @@ cost-saving instruction? Two measurements on the eval split, greedy, each from l
 2. Cost under instructions: the trained policy given the held-out cost-saving wordings (P = outcome 1,
    compute 0.8) against the held-out accuracy-only wordings (P = outcome 1), on the same tasks; the
    saving is 1 - cost(cost-saving) / cost(accuracy-only), with a paired bootstrap CI over tasks; and
-   the same with the training pairs' wordings of those two preferences (instructions seen in training).
+   the same with the training pairs' wordings of those two preferences (instructions seen in training),
+   for the trained policy and for its warm start, so a saving GRPO lost shows as the warm start's.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Evidence:
     preference: dict[str, float]
     cost: dict[str, float]
     cost_train_wording: dict[str, float]
+    cost_train_wording_warm: dict[str, float]
     run_ids: dict[str, str]
 
 
@@ -64,13 +66,18 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     runs = {"trained held-out": evaluate(trained, "held-out"), "warm start held-out": evaluate(warm, "held-out"),
             "trained cost-saving": evaluate(trained, COST_SAVING), "trained accuracy-only": evaluate(trained, ACCURACY_ONLY),
             "trained cost-saving (train wording)": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING),
-            "trained accuracy-only (train wording)": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY)}
+            "trained accuracy-only (train wording)": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
+            "warm start cost-saving (train wording)": evaluate(warm, COST_SAVING, TRAIN_COST_SAVING),
+            "warm start accuracy-only (train wording)": evaluate(warm, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY)}
     trajs = queries.trajectories_df(store, list(runs.values()))
     features = environment.features
     preference = paired_preference_scores(trajs, runs["trained held-out"], runs["warm start held-out"], features)
     cost = paired_cost_saving(trajs, runs["trained cost-saving"], runs["trained accuracy-only"])
     seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording)"], runs["trained accuracy-only (train wording)"])
-    return Evidence(preference=preference, cost=cost, cost_train_wording=seen, run_ids=runs)
+    seen_warm = paired_cost_saving(trajs, runs["warm start cost-saving (train wording)"],
+                                   runs["warm start accuracy-only (train wording)"])
+    return Evidence(preference=preference, cost=cost, cost_train_wording=seen, cost_train_wording_warm=seen_warm,
+                    run_ids=runs)
 
 
 def print_evidence(evidence: Evidence, console: Console) -> None:
@@ -84,8 +91,9 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
     table.add_row("cost per task, cost-saving PI", f"${c['cost_a']:.4f}", "", str(c["n_tasks"]))
     table.add_row("cost per task, accuracy-only PI", f"${c['cost_b']:.4f}", "", str(c["n_tasks"]))
     table.add_row("saving (held-out wordings)", f"{c['saving']:.1%}", f"[{c['ci_low']:.1%}, {c['ci_high']:.1%}]", str(c["n_tasks"]))
-    t = evidence.cost_train_wording
-    table.add_row("saving (training wordings)", f"{t['saving']:.1%}", f"[{t['ci_low']:.1%}, {t['ci_high']:.1%}]", str(t["n_tasks"]))
+    for label, t in (("saving (training wordings)", evidence.cost_train_wording),
+                     ("saving (training wordings), warm start", evidence.cost_train_wording_warm)):
+        table.add_row(label, f"{t['saving']:.1%}", f"[{t['ci_low']:.1%}, {t['ci_high']:.1%}]", str(t["n_tasks"]))
     console.print(table)
     for name, run_id in evidence.run_ids.items():
         console.print(f"{name}: {run_id}")

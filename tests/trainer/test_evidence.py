@@ -1,0 +1,51 @@
+"""`orchestra train evidence` on tiny models: every comparison it reports is made from logged runs that
+showed the instructions it says (held-out pairs, the held-out and the training wordings), on the same
+tasks, for the trained policy and its warm start."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from rich.console import Console
+
+from lab.preference import logged_instruction, preference_pairs
+from lab.store import Store, queries
+from trainer.config import OrchestraGRPOConfig
+from trainer.evidence import TRAIN_COST_SAVING, gather_evidence, print_evidence
+from trainer.models import resolve_model
+from trainer.sft import warm_start_dir
+from tests.trainer.test_grpo_trainer import TINY
+
+pytestmark = pytest.mark.slow
+
+
+def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path, world):
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), run_name="evidence-test", model="tiny-qwen3",
+                                 tiny_model=TINY, toolkit="paper-small", families=["frames", "hle"], max_turns=2,
+                                 turn_max_new_tokens=8, observation_chars=100, report_to="none", seed=0)
+    built = resolve_model(config.model, config.tiny_model, config.seed)
+    shutil.copytree(built, config.output_dir)           # stands in for the trained model
+    shutil.copytree(built, warm_start_dir(config))       # and for its warm start
+    store = Store(tmp_path / "store.duckdb")
+    console = Console(record=True, width=140)
+    evidence = gather_evidence(config, store, console, limit=3)
+
+    assert len(set(evidence.run_ids.values())) == 8
+    runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
+    assert (runs.kind == "eval").all() and (runs.status == "finished").all()
+    trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
+    assert trajs.groupby("run_id").task_id.apply(frozenset).nunique() == 1 and trajs.task_id.nunique() == 3
+    for part in (evidence.preference, evidence.cost, evidence.cost_train_wording, evidence.cost_train_wording_warm):
+        assert part["n_tasks"] == 3
+    held_out = {p.instruction for p in preference_pairs("eval")}
+    for name, run_id in evidence.run_ids.items():
+        shown = {logged_instruction(runs.loc[run_id, "config_json"], t) for t in trajs[trajs.run_id == run_id].task_id}
+        if "train wording" in name:
+            assert shown <= {TRAIN_COST_SAVING, "Get the answer right; money is no object."} and len(shown) == 1
+        else:
+            assert shown <= held_out
+    assert json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])["orchestrator"].endswith("warm-start")
+    print_evidence(evidence, console)
+    assert "saving (training wordings), warm start" in console.export_text()
