@@ -13,7 +13,8 @@ Where the lab plugs into TRL (trl 1.16), stage by stage:
 3. Advantages: TRL's (R - mean) / (std + 1e-4) is replaced by the lab's Eq. 3 (sample std, groups
    below `std_threshold` dropped), and filtered rows get an all-zero loss mask, with `num_items_in_batch`
    recomputed, so under the row-excluding loss types they add nothing to the loss or its normaliser.
-4. Update: TRL's clipped surrogate (Eq. 4). When no row of an optimizer step was kept, the optimizer
+4. Update: TRL's clipped surrogate (Eq. 4), over the kept rows only (`kept_rows_only`: filtered rows
+   would add nothing but compute). When no row of an optimizer step was kept, the optimizer
    does not step: a pre-step hook sets every gradient to None, so AdamW moves no weight (its moments
    would otherwise keep moving them on a zero gradient).
 5. Logging: every rollout, with reward, advantage and filter reason, its steps and its token record

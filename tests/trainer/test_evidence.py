@@ -13,7 +13,7 @@ from rich.console import Console
 from lab.preference import logged_instruction, preference_pairs
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
-from trainer.evidence import TRAIN_COST_SAVING, gather_evidence, print_evidence
+from trainer.evidence import TRAIN_ACCURACY_ONLY, TRAIN_COST_SAVING, gather_evidence, print_evidence
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
 from tests.trainer.test_grpo_trainer import TINY
@@ -43,7 +43,7 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
     for name, run_id in evidence.run_ids.items():
         shown = {logged_instruction(runs.loc[run_id, "config_json"], t) for t in trajs[trajs.run_id == run_id].task_id}
         if "train wording" in name:
-            assert shown <= {TRAIN_COST_SAVING, "Get the answer right; money is no object."} and len(shown) == 1
+            assert shown <= {TRAIN_COST_SAVING, TRAIN_ACCURACY_ONLY} and len(shown) == 1
         else:
             assert shown <= held_out
     assert json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])["orchestrator"].endswith("warm-start")

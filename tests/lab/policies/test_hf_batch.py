@@ -258,6 +258,6 @@ def test_rows_of_one_prompt_are_prefilled_once_and_sample_as_alone(architecture,
     sampler, prompts = BatchedSampler(loaded), contexts(loaded)
     rows = [turn_request(prompts[i % 2], temperature=1.0, seed=s) for s, i in enumerate([0, 0, 0, 1, 1, 0])]
     batched = together(sampler, rows)
-    assert [rows for rows, _ in prefills] == [2]  # two distinct prompts fed, for six rows
+    assert [n for n, _ in prefills] == [2]  # two distinct prompts fed, for six rows
     assert_same(batched, alone(sampler, [turn_request(r.context, temperature=1.0, seed=s) for s, r in enumerate(rows)]))
     assert len({tuple(ids) for ids, _ in batched}) > 2  # the copies sampled on their own generators
