@@ -84,6 +84,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             Homogeneity filter: groups whose reward std is below it take no part in the update.
         filter_format / filter_invalid (`bool`, default `True`):
             Drop rollouts with a malformed tool call / without a valid final answer (paper §3.3).
+        shared_prompt_forward (`bool`, defaults to `True`):
+            In the update, forward each distinct prompt of a micro-batch once and every completion on its
+            cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
+            to one process without gradient checkpointing; TRL's own pass runs elsewhere.
 
     Parameters of logging and evaluation:
 
@@ -129,6 +133,7 @@ class OrchestraGRPOConfig(GRPOConfig):
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
+    shared_prompt_forward: bool = field(default=True, metadata={"help": "Forward each distinct prompt once in the update."})
     db: str | None = field(default=None, metadata={"help": "Store file."})
     lab_eval_steps: int = field(default=0, metadata={"help": "Evaluate every N steps; 0 = after the last only."})
     lab_eval_limit: int = field(default=24, metadata={"help": "Tasks per periodic evaluation."})

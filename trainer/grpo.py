@@ -46,6 +46,7 @@ from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
 from trainer.metrics import rollout_metrics
 from trainer.scoring import GroupScores, RowFeatures, score_rows
+from trainer.shared_prompt import shared_prompt_logps
 
 
 class OrchestraGRPOTrainer(GRPOTrainer):
@@ -196,6 +197,20 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             rows = int(self.accelerator.reduce(torch.tensor(rows, device=mask.device), reduction="max"))
         return super().compute_loss(model, kept_rows_only(inputs, rows), return_outputs=return_outputs,
                                     num_items_in_batch=num_items_in_batch)
+
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int,
+                                           batch_size: int | None = None, compute_entropy: bool = False,
+                                           compute_aux_loss: bool = False, **inputs: Any) -> tuple[Any, Any, Any]:
+        """TRL's log-probability pass, with each distinct prompt forwarded once (`trainer.shared_prompt`) on a
+        plain single-process text model; TRL's own pass everywhere else."""
+        whole = batch_size is None or batch_size >= input_ids.size(0)
+        plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
+        if self.args.shared_prompt_forward and whole and plain and not compute_aux_loss and all(v is None for v in inputs.values()):
+            shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature, compute_entropy)
+            if shared is not None:
+                return (*shared, None)
+        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                                                          compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **inputs)
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()

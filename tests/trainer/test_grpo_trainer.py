@@ -187,7 +187,9 @@ def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, m
         loss.backward()
         return loss.detach(), torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
 
-    full_loss, full = grads(lambda model, batch: GRPOTrainer.compute_loss(trainer, model, batch))
+    with monkeypatch.context() as trl_only:
+        trl_only.setattr(trainer.args, "shared_prompt_forward", False)
+        full_loss, full = grads(lambda model, batch: GRPOTrainer.compute_loss(trainer, model, batch))
     rows_seen = []
     forward = trainer._get_per_token_logps_and_entropies
     monkeypatch.setattr(trainer, "_get_per_token_logps_and_entropies",
@@ -196,6 +198,42 @@ def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, m
     assert rows_seen == [kept]
     torch.testing.assert_close(cut_loss, full_loss, rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(cut, full, rtol=1e-4, atol=1e-7)
+
+
+def test_each_distinct_prompt_is_forwarded_once_with_trls_numbers(trained, monkeypatch):
+    """The update forwards a group's shared prompt once: the log-probabilities, entropies and gradient are
+    TRL's, and the prompt tokens fed are one copy per distinct prompt instead of one per row."""
+    from trl import GRPOTrainer
+
+    trainer = trained[2].trainer
+    model = trainer.model
+    batch = BATCHES[0]
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    keep = batch["completion_ids"].size(1)
+    prompts = {tuple(row) for row in torch.cat([batch["prompt_ids"], batch["prompt_mask"]], dim=1).tolist()}
+    assert 1 < len(prompts) < len(ids), "the batch should hold groups of several prompts"
+    fed = []
+    hook = model.get_input_embeddings().register_forward_hook(lambda module, args, out: fed.append(tuple(args[0].shape)))
+    try:
+        def grads(pass_):
+            model.zero_grad(set_to_none=True)
+            logps, entropy, _ = pass_(model, ids, mask, keep, compute_entropy=True)
+            (logps * batch["completion_mask"]).sum().backward()
+            return logps.detach(), entropy.detach(), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+        trl = grads(lambda *a, **k: GRPOTrainer._get_per_token_logps_and_entropies(trainer, *a, **k))
+        assert fed == [tuple(ids.shape)]
+        fed.clear()
+        shared = grads(trainer._get_per_token_logps_and_entropies)
+    finally:
+        hook.remove()
+    assert fed == [(len(prompts), batch["prompt_ids"].size(1)), (len(ids), keep)]
+    for ours, theirs in zip(shared, trl):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+    # the test can fail: a shifted completion changes the numbers
+    monkeypatch.setattr(trainer.args, "shared_prompt_forward", False)
+    assert not torch.allclose(shared[0], trainer._get_per_token_logps_and_entropies(model, ids.roll(1, dims=1), mask, keep)[0])
 
 
 def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_completion_columns_they_use():

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 import transformers
 
@@ -310,3 +312,27 @@ def test_a_modelled_latency_depends_on_the_tokens_not_on_the_machine(model_dir):
     session = HFPolicy(str(model_dir), max_new_tokens=10, latency_per_token_s=0.05).session(Task(), [], seed=0)
     output = asyncio.run(session.generate([{"role": "user", "content": Task.question}]))
     assert output.latency_s == pytest.approx(0.05 * output.output_tokens) and output.output_tokens > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-8.0, 8.0), min_size=2, max_size=12), st.floats(0.2, 2.0), st.floats(0.05, 1.0),
+       st.integers(0, 2**31))
+def test_a_draw_never_takes_a_token_outside_the_nucleus(logits, temperature, top_p, seed):
+    """Tokens of probability 0 (cut by top-p) are never drawn, whatever the seed, temperature and logits."""
+    logits = torch.tensor(logits)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    ranked = torch.sort(probs, descending=True)
+    allowed = set(ranked.indices[(ranked.values.cumsum(0) - ranked.values) < top_p].tolist())
+    generator = torch.Generator().manual_seed(seed)
+    assert {hf_policy._choose(logits, temperature, top_p, generator) for _ in range(20)} <= allowed
+
+
+def test_draws_follow_the_tempered_distribution():
+    """20,000 draws land on each token in proportion to softmax(logits / T), within sampling noise."""
+    logits = torch.tensor([2.0, 0.0, -1.0, 1.0, -30.0])
+    expected = torch.softmax(logits / 0.7, dim=-1)
+    generator = torch.Generator().manual_seed(0)
+    draws = torch.tensor([hf_policy._choose(logits, 0.7, 1.0, generator) for _ in range(20_000)])
+    shares = torch.bincount(draws, minlength=5).double() / 20_000
+    assert torch.allclose(shares, expected.double(), atol=0.015)  # 4+ standard errors at n = 20,000
+    assert shares[4] == 0.0  # p ~ 1e-19

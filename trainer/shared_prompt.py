@@ -1,0 +1,63 @@
+"""Per-token log-probabilities of a GRPO micro-batch with each distinct prompt forwarded once.
+
+Why: a GRPO group is G completions of one prompt, and on the lab's configs the prompt (tool catalog,
+instruction, question) is most of a row's tokens: on `cpu-tiny` about 700 prompt tokens against 375
+completion tokens. TRL forwards and back-propagates every row's copy of the prompt. Here the distinct
+prompts are forwarded once, with their keys and values kept, and every row's completion is forwarded on
+its prompt's cache; the gradient of each shared prompt sums over its rows, as it does when the copies are
+forwarded apart. The numbers are TRL's (same positions, same masks, same fused head for the completion
+tokens); only the prompt's share of the work shrinks, by a factor near G.
+
+It applies to a plain single-process model only: no DDP, FSDP or DeepSpeed wrapper (their gradient hooks
+expect one forward per backward), no gradient checkpointing (which turns the cache off), no image inputs
+and no sliding-window cache. `shared_prompt_logps` returns None elsewhere, and the caller runs TRL's own
+forward.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+
+
+def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+                        temperature: float, compute_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    """(log-probabilities (B, C), entropies (B, C) or None) of the last `logits_to_keep` = C tokens of each
+    row, as TRL's fused forward computes them, or None when no prompt is shared or the model does not allow
+    it. `model` must carry TRL's fused LM head (`trl.trainer.utils.add_fused_lm_head`)."""
+    checkpointing = "is_activation_checkpointing" if hasattr(type(model), "is_activation_checkpointing") else "is_gradient_checkpointing"
+    if getattr(model, checkpointing, False) or input_ids.size(0) < 2 or logits_to_keep >= input_ids.size(1):
+        return None
+    prompts, completions = input_ids[:, :-logits_to_keep], input_ids[:, -logits_to_keep:]
+    prompt_mask = attention_mask[:, :-logits_to_keep]
+    keyed = torch.cat([prompts, prompt_mask], dim=1)  # the same ids under a different padding are not the same prompt
+    distinct, copies = torch.unique(keyed, dim=0, return_inverse=True)
+    if len(distinct) == len(keyed):
+        return None
+    width = prompts.size(1)
+    forward = inspect.signature(model.forward).parameters
+    cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+    head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True,
+                 **({"logits_to_keep": 1} if "logits_to_keep" in forward else {}))
+    layers = getattr(getattr(head, cache_name, None), "layers", None)
+    if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
+                         for layer in layers):
+        return None
+    cache = DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
+    completion_mask = attention_mask[:, -logits_to_keep:]
+    labels = completions.masked_fill(completion_mask == 0, -100)
+    tail = model(input_ids=completions, attention_mask=attention_mask, labels=labels, fused_lm_head=True,
+                 **{cache_name: cache})
+    # the first completion token is predicted by the prompt's last position: scored here, as the fused head
+    # scores the rest (temperature-scaled logits, float32)
+    first_logits = head.logits[:, -1].float()[copies] / temperature
+    first_logps = torch.log_softmax(first_logits, dim=-1)
+    first = first_logps.gather(1, completions[:, :1].clamp(min=0)).masked_fill(completion_mask[:, :1] == 0, 0.0)
+    logps = torch.cat([first, tail.log_probs], dim=1)
+    if not compute_entropy:
+        return logps, None
+    first_entropy = -(first_logps.exp() * first_logps).sum(-1, keepdim=True).masked_fill(completion_mask[:, :1] == 0, 0.0)
+    return logps, torch.cat([first_entropy, tail.entropy], dim=1)
