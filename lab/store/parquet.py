@@ -8,7 +8,7 @@ stays locked by other work.
     import_run(other_store, Path("exports/eval-0642"))
 
 Import replaces: if the target store already holds the run, every row of that run (trajectories,
-steps, tokens, scorings, scores, the run row) is deleted and the folder's rows inserted, in one
+steps, tokens, scorings, scores, a training run's per-step metrics, the run row) is deleted and the folder's rows inserted, in one
 transaction. So importing twice is a no-op, and importing a newer export of a run overwrites the older
 copy instead of mixing the two. Tasks are shared between runs, so they are upserted, never deleted.
 """
@@ -43,10 +43,14 @@ _RUN_ROWS = {
     "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
     "scorings": "SELECT * FROM scorings WHERE run_id = $run_id ORDER BY scoring_id",
     "scores": "SELECT * FROM scores WHERE run_id = $run_id ORDER BY scoring_id, task_id, sample_idx, train_step",
+    "train_metrics": "SELECT * FROM train_metrics WHERE run_id = $run_id ORDER BY step",
 }
 
+# Tables an export may lack: folders written before the table was exported (read as empty).
+_OPTIONAL = frozenset({"train_metrics"})
+
 # Deleted before import, children first. Scores go by run_id: they carry it.
-_REPLACED = ("scores", "scorings", "steps", "token_trajectories", "trajectories", "runs")
+_REPLACED = ("scores", "scorings", "steps", "token_trajectories", "trajectories", "train_metrics", "runs")
 
 
 def export_run(store: Store, run_id: str, out_dir: Path) -> dict[str, int]:
@@ -85,9 +89,11 @@ def _read_manifest(in_dir: Path) -> dict:
     return {"run_id": run_id, "schema_version": version}
 
 
-def _read_table(in_dir: Path, table: str, run_id: str) -> pa.Table:
-    """One exported table, checked to belong to the manifest's run."""
+def _read_table(in_dir: Path, table: str, run_id: str) -> pa.Table | None:
+    """One exported table, checked to belong to the manifest's run (None: an optional table is absent)."""
     path = in_dir / f"{table}.parquet"
+    if table in _OPTIONAL and not path.exists():
+        return None
     try:
         rows = pq.read_table(path)
     except FileNotFoundError:
@@ -112,7 +118,7 @@ def import_run(store: Store, in_dir: Path) -> str:
         for table in _REPLACED:
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
         for table, rows in tables.items():
-            if not rows.num_rows:
+            if rows is None or not rows.num_rows:
                 continue
             con.register("_rows", rows)
             # BY NAME: an export from an older schema lacks later columns; they take their defaults.

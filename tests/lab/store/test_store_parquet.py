@@ -16,6 +16,7 @@ from lab.records import (
     StepRecord,
     TaskRecord,
     TokenTrajectoryRecord,
+    TrainMetricsRecord,
     TrajectoryRecord,
 )
 from lab.store import Store
@@ -66,7 +67,8 @@ def test_round_trip_between_two_files(tmp_path: Path) -> None:
     _fill(source, "r1", 3)
     _fill(source, "other", 1)
     counts = export_run(source, "r1", tmp_path / "export")
-    assert counts == {"runs": 1, "tasks": 3, "trajectories": 3, "steps": 6, "token_trajectories": 3, "scorings": 1, "scores": 1}
+    assert counts == {"runs": 1, "tasks": 3, "trajectories": 3, "steps": 6, "token_trajectories": 3, "scorings": 1, "scores": 1,
+                      "train_metrics": 0}
     assert json.loads((tmp_path / "export" / "manifest.json").read_text())["run_id"] == "r1"
     assert import_run(target, tmp_path / "export") == "r1"
     _assert_same(_frames(source, "r1"), _frames(target, "r1"))
@@ -114,3 +116,21 @@ def test_export_of_unknown_run_names_it(tmp_path: Path) -> None:
     with pytest.raises(LabInputError, match="unknown run id 'ghost'"):
         export_run(store, "ghost", tmp_path / "export")
     assert not (tmp_path / "export").exists()
+
+
+def test_a_training_run_travels_with_its_metrics_per_step(tmp_path: Path) -> None:
+    """`train_metrics` (loss, reward, filtered shares per optimizer step) is part of a training run; an
+    export written before it was exported still imports."""
+    source, target = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
+    _fill(source, "train-1", 2)
+    source.write_train_metrics([TrainMetricsRecord(run_id="train-1", step=s, metrics_json=json.dumps({"reward/mean": s / 10}))
+                                for s in (1, 2, 3)])
+    source.write_train_metrics([TrainMetricsRecord(run_id="other", step=1)])
+    assert export_run(source, "train-1", tmp_path / "export")["train_metrics"] == 3
+    import_run(target, tmp_path / "export")
+    pd.testing.assert_frame_equal(q.train_metrics_df(target, "train-1"), q.train_metrics_df(source, "train-1"))
+    assert q.train_metrics_df(target, "other").empty
+    (tmp_path / "export" / "train_metrics.parquet").unlink()  # as an older export
+    import_run(target, tmp_path / "export")
+    assert q.train_metrics_df(target, "train-1").empty  # replaced by the export's (absent) metrics
+    _assert_same(_frames(source, "train-1"), _frames(target, "train-1"))
