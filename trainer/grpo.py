@@ -206,7 +206,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         whole = batch_size is None or batch_size >= input_ids.size(0)
         plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
         if self.args.shared_prompt_forward and whole and plain and not compute_aux_loss and all(v is None for v in inputs.values()):
-            shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature, compute_entropy)
+            with self.accelerator.autocast():  # as TRL's pass: bf16 / fp16 mixed precision applies here too
+                shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature, compute_entropy)
             if shared is not None:
                 return (*shared, None)
         return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
