@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
+from lab.policies.hf_batch import cache_argument, plain_layers
+
 
 def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
                         temperature: float, compute_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None] | None:
@@ -38,13 +40,12 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     if len(distinct) == len(keyed):
         return None
     width = prompts.size(1)
-    forward = inspect.signature(model.forward).parameters
-    cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+    cache_name = cache_argument(model)
+    keep_last = "logits_to_keep" in inspect.signature(model.forward).parameters
     head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True,
-                 **({"logits_to_keep": 1} if "logits_to_keep" in forward else {}))
-    layers = getattr(getattr(head, cache_name, None), "layers", None)
-    if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
-                         for layer in layers):
+                 **({"logits_to_keep": 1} if keep_last else {}))
+    layers = plain_layers(getattr(head, cache_name, None))
+    if layers is None:
         return None
     cache = DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
     completion_mask = attention_mask[:, -logits_to_keep:]

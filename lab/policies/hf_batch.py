@@ -120,7 +120,7 @@ class BatchedSampler:
         self.loaded = loaded
         forward = inspect.signature(loaded.model.forward).parameters
         self._keep_last = "logits_to_keep" in forward
-        self._cache_name = "cache" if "cache" in forward else "past_key_values"  # renamed in transformers 5.2x
+        self._cache_name = cache_argument(loaded.model)
         # per event loop, since futures belong to one: a trainer and an eval may share the model from two threads
         self._queues: dict[asyncio.AbstractEventLoop, _Queue] = {}
 
@@ -228,7 +228,7 @@ class BatchedSampler:
         order = torch.arange(len(step), device=step.device)
         firsts = torch.full((len(distinct),), len(step), device=step.device).scatter_reduce(0, copies, order, "amin")
         logits, fed = feed(firsts)
-        layers = _plain_layers(fed)
+        layers = plain_layers(fed)
         if layers is None:
             return feed(everyone)  # a cache whose rows cannot be copied (sliding windows): feed every row
         return logits[copies], DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
@@ -264,7 +264,7 @@ class BatchedSampler:
     def _keep_caches(self, rows: list[_Row], mask: Any, cache: Any) -> None:
         """Store in each row's session cache the keys and values of the tokens it really fed: its context
         and all it sampled but the last token (not yet fed when the row stopped)."""
-        layers = _plain_layers(cache)
+        layers = plain_layers(cache)
         if layers is None:
             return  # sliding-window or exotic caches: always prefill in full
         for b, row in enumerate(rows):
@@ -277,7 +277,13 @@ class BatchedSampler:
             target.layers = [(layer.keys[b:b + 1, :, index], layer.values[b:b + 1, :, index]) for layer in layers]
 
 
-def _plain_layers(cache: Any) -> list[Any] | None:
+def cache_argument(model: Any) -> str:
+    """The name under which `model`'s forward takes a KV cache (`past_key_values`, renamed `cache` in
+    transformers 5.2x)."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def plain_layers(cache: Any) -> list[Any] | None:
     """The cache's layers when each holds its rows' whole keys and values, else None (sliding windows)."""
     layers = getattr(cache, "layers", None)
     if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")

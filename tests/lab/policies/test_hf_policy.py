@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import torch
 import transformers
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.errors import LabInputError
 from lab.policies import hf_policy
