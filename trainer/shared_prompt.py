@@ -20,9 +20,8 @@ import inspect
 from typing import Any
 
 import torch
-from transformers import DynamicCache
 
-from lab.policies.hf_batch import cache_argument, plain_layers
+from lab.policies.hf_batch import cache_argument, cache_rows
 
 
 def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
@@ -31,7 +30,7 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     row, as TRL's fused forward computes them, or None when no prompt is shared or the model does not allow
     it. `model` must carry TRL's fused LM head (`trl.trainer.utils.add_fused_lm_head`)."""
     checkpointing = "is_activation_checkpointing" if hasattr(type(model), "is_activation_checkpointing") else "is_gradient_checkpointing"
-    if getattr(model, checkpointing, False) or input_ids.size(0) < 2 or logits_to_keep >= input_ids.size(1):
+    if getattr(model, checkpointing, False) or logits_to_keep >= input_ids.size(1):
         return None
     prompts, completions = input_ids[:, :-logits_to_keep], input_ids[:, -logits_to_keep:]
     prompt_mask = attention_mask[:, :-logits_to_keep]
@@ -44,10 +43,9 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     keep_last = "logits_to_keep" in inspect.signature(model.forward).parameters
     head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True,
                  **({"logits_to_keep": 1} if keep_last else {}))
-    layers = plain_layers(getattr(head, cache_name, None))
-    if layers is None:
+    cache = cache_rows(getattr(head, cache_name, None), copies)
+    if cache is None:
         return None
-    cache = DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
     completion_mask = attention_mask[:, -logits_to_keep:]
     labels = completions.masked_fill(completion_mask == 0, -100)
     tail = model(input_ids=completions, attention_mask=attention_mask, labels=labels, fused_lm_head=True,

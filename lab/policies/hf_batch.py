@@ -211,7 +211,6 @@ class BatchedSampler:
         prompt) are fed once and their keys and values copied to each row: the numbers a separate forward
         pass gives them (a row's padding depends on its length only), for 1/G of the prompt's compute."""
         import torch
-        from transformers import DynamicCache
 
         def feed(rows: Any) -> tuple[Any, Any]:
             out = self.loaded.model(input_ids=step[rows], attention_mask=mask[rows], position_ids=positions[rows],
@@ -228,10 +227,10 @@ class BatchedSampler:
         order = torch.arange(len(step), device=step.device)
         firsts = torch.full((len(distinct),), len(step), device=step.device).scatter_reduce(0, copies, order, "amin")
         logits, fed = feed(firsts)
-        layers = plain_layers(fed)
-        if layers is None:
+        copied = cache_rows(fed, copies)
+        if copied is None:
             return feed(everyone)  # a cache whose rows cannot be copied (sliding windows): feed every row
-        return logits[copies], DynamicCache(ddp_cache_data=[(layer.keys[copies], layer.values[copies]) for layer in layers])
+        return logits[copies], copied
 
     def _prefill_inputs(self, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
         """(input ids (B, S), attention mask (B, C + S), position ids (B, S), cache or None) of a batch whose
@@ -264,7 +263,7 @@ class BatchedSampler:
     def _keep_caches(self, rows: list[_Row], mask: Any, cache: Any) -> None:
         """Store in each row's session cache the keys and values of the tokens it really fed: its context
         and all it sampled but the last token (not yet fed when the row stopped)."""
-        layers = plain_layers(cache)
+        layers = _plain_layers(cache)
         if layers is None:
             return  # sliding-window or exotic caches: always prefill in full
         for b, row in enumerate(rows):
@@ -283,7 +282,18 @@ def cache_argument(model: Any) -> str:
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
-def plain_layers(cache: Any) -> list[Any] | None:
+def cache_rows(cache: Any, index: Any) -> Any:
+    """A cache holding `cache`'s rows `index` (a repeated index copies a row), or None when its rows cannot
+    be copied (sliding windows): how rows of one prompt, fed once, get a cache each."""
+    from transformers import DynamicCache
+
+    layers = _plain_layers(cache)
+    if layers is None:
+        return None
+    return DynamicCache(ddp_cache_data=[(layer.keys[index], layer.values[index]) for layer in layers])
+
+
+def _plain_layers(cache: Any) -> list[Any] | None:
     """The cache's layers when each holds its rows' whole keys and values, else None (sliding windows)."""
     layers = getattr(cache, "layers", None)
     if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
