@@ -1,5 +1,10 @@
 """`orchestra train evidence`: does the trained orchestrator beat its warm start, and does it follow a
-cost-saving instruction? Two measurements on the eval split, greedy, each from logged runs only:
+cost-saving instruction? Two measurements on the eval split, each from logged runs only, of the policies as
+GRPO trains them: sampled at the config's `temperature`, `samples` rollouts per task. Greedy decoding
+would measure something else: GRPO moves probabilities, and where the warm start is near indifferent
+between two slots (on the CPU config's multi-hop tasks it samples the GPT-5 and the Qwen3-32B answer
+slot about equally: its training routes solve them with either) a shift of a few points flips every
+greedy choice, so a greedy score swings far more than the policy moved.
 
 1. Preference score (paper Table 3) under the held-out (PI, P) pairs: the trained policy and its warm
    start each run `--preference held-out`; per task both runs' trajectories are normalised together and
@@ -42,13 +47,18 @@ class Evidence:
     cost_train_wording: dict[str, float]
     cost_train_wording_warm: dict[str, float]
     run_ids: dict[str, str]
+    samples: int
+    temperature: float
 
 
-def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, limit: int | None = None) -> Evidence:
+def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, limit: int | None = None,
+                    samples: int = 2) -> Evidence:
     trained, warm = Path(config.output_dir), warm_start_dir(config)
     for folder in (trained, warm):
         if not (folder / "config.json").is_file():
             raise LabInputError(f"{folder}: no model; run `orchestra train --config ...` (with a warm_start) first")
+    if config.temperature <= 0:
+        raise LabInputError(f"temperature: the evidence samples the policy as trained, so it needs a config temperature > 0 (got {config.temperature})")
     environment = TrainingEnvironment(config, split=config.eval_split)
     tasks = list(environment.tasks)[:limit]
 
@@ -58,7 +68,8 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
             tasks=tasks, preferences=[preference], preference_instruction=instruction, max_turns=[config.max_turns],
             max_new_tokens=config.turn_max_new_tokens, observation_chars=config.observation_chars,
             orchestrator_latency_per_token_s=config.orchestrator_latency_per_token_s, seed=config.seed,
-            concurrency=len(tasks), run_name=f"evidence-{'warm' if model == warm else 'trained'}",
+            samples=samples, temperature=config.temperature, top_p=config.top_p,
+            concurrency=len(tasks) * samples, run_name=f"evidence-{'warm' if model == warm else 'trained'}",
         )
         (summary,) = run_eval(eval_config, store, console)
         return summary.run_id
@@ -77,12 +88,13 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     seen_warm = paired_cost_saving(trajs, runs["warm start cost-saving (train wording)"],
                                    runs["warm start accuracy-only (train wording)"])
     return Evidence(preference=preference, cost=cost, cost_train_wording=seen, cost_train_wording_warm=seen_warm,
-                    run_ids=runs)
+                    run_ids=runs, samples=samples, temperature=config.temperature)
 
 
 def print_evidence(evidence: Evidence, console: Console) -> None:
     p, c = evidence.preference, evidence.cost
-    table = Table(title="Learning evidence (eval split, greedy)")
+    table = Table(title=f"Learning evidence (eval split; sampled at temperature {evidence.temperature:g}, "
+                        f"{evidence.samples} rollouts per task)")
     for column in ("measure", "value", "95% CI (paired bootstrap over tasks)", "tasks"):
         table.add_column(column)
     table.add_row("preference score, trained", f"{p['score_a']:.3f}", "", str(p["n_tasks"]))

@@ -71,9 +71,10 @@ def evidence(
     config: Path = ConfigOption,
     db: str | None = DbOption,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N eval tasks (default: all of the config's families)."),
+    samples: int = typer.Option(2, "--samples", min=1, help="Rollouts per task, each sampled at the config's temperature."),
 ) -> None:
     """Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs an accuracy-only instruction."""
     from trainer.evidence import gather_evidence, print_evidence
 
     loaded, store = _load(config, None, db)
-    print_evidence(gather_evidence(loaded, store, console, limit), console)
+    print_evidence(gather_evidence(loaded, store, console, limit, samples), console)

@@ -28,6 +28,12 @@ row really fed are kept (the pads, and a finished row's idle feeds, are cut out)
 exactly what a full prefill would give it; only float rounding differs. The cache lives on the session,
 so it dies with the rollout: weights change between a trainer's generation batches.
 
+Why decoding writes into preallocated room. transformers' `DynamicLayer` concatenates each new token's
+keys and values onto the whole history, a copy of every cached position per token and layer (11-20% of
+a decode forward of the CPU config's tiny model). After the prefill each full-attention layer moves to
+a buffer with room for the batch's remaining budget, and each token is written in place
+(`lab.policies.roomy_cache`).
+
 Why a batch's identical prompts are fed once. GRPO starts G rollouts of each example on the same
 prompt (the priced catalog, the instruction and the question: most of a rollout's tokens); rows with
 no cache and the same new tokens are prefilled as one and their keys and values copied (`_prefill`).
@@ -178,10 +184,13 @@ class BatchedSampler:
         logits are raw and each row's generator is its own."""
         import torch
 
+        from lab.policies.roomy_cache import with_room
+
         model = self.loaded.model
         with self.loaded.lock, torch.inference_mode():
             step, mask, positions, cache = self._prefill_inputs(rows)
             logits, cache = self._prefill(step, mask, positions, cache)
+            with_room(cache, max(row.budget - len(row.ids) for row in rows))
             while True:
                 live = [not row.done for row in rows]
                 tokens = [_draw(row, logits[b]) if on else row.ids[-1] for b, (row, on) in enumerate(zip(rows, live))]

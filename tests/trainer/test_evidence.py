@@ -10,6 +10,7 @@ import shutil
 import pytest
 from rich.console import Console
 
+from lab.errors import LabInputError
 from lab.preference import logged_instruction, preference_pairs
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
@@ -30,13 +31,15 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
     shutil.copytree(built, warm_start_dir(config))       # and for its warm start
     store = Store(tmp_path / "store.duckdb")
     console = Console(record=True, width=140)
-    evidence = gather_evidence(config, store, console, limit=3)
+    evidence = gather_evidence(config, store, console, limit=3, samples=2)
 
     assert len(set(evidence.run_ids.values())) == 8
     runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
     assert (runs.kind == "eval").all() and (runs.status == "finished").all()
     trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
     assert trajs.groupby("run_id").task_id.apply(frozenset).nunique() == 1 and trajs.task_id.nunique() == 3
+    assert (trajs.groupby(["run_id", "task_id"]).size() == 2).all()       # the policy as trained: sampled
+    assert {json.loads(c)["temperature"] for c in runs.config_json} == {config.temperature}
     for part in (evidence.preference, evidence.cost, evidence.cost_train_wording, evidence.cost_train_wording_warm):
         assert part["n_tasks"] == 3
     held_out = {p.instruction for p in preference_pairs("eval")}
@@ -48,4 +51,15 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
             assert shown <= held_out
     assert json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])["orchestrator"].endswith("warm-start")
     print_evidence(evidence, console)
-    assert "saving (training wordings), warm start" in console.export_text()
+    text = console.export_text()
+    assert "saving (training wordings), warm start" in text and f"temperature {config.temperature:g}, 2 rollouts per task" in text
+
+
+def test_evidence_refuses_a_greedy_config(tmp_path):
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY, temperature=0.0,
+                                 report_to="none")
+    for folder in (tmp_path / "out", warm_start_dir(config)):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text("{}")
+    with pytest.raises(LabInputError, match="temperature"):
+        gather_evidence(config, Store(tmp_path / "store.duckdb"), Console(), limit=1)
