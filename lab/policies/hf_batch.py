@@ -31,8 +31,7 @@ so it dies with the rollout: weights change between a trainer's generation batch
 Why decoding writes into preallocated room. transformers' `DynamicLayer` concatenates each new token's
 keys and values onto the whole history, a copy of every cached position per token and layer (11-20% of
 a decode forward of the CPU config's tiny model). After the prefill each full-attention layer moves to
-a buffer with room for the batch's remaining budget, and each token is written in place
-(`lab.policies.roomy_cache`).
+a buffer with room for the next tokens, and each token is written in place (`lab.policies.roomy_cache`).
 
 Why a batch's identical prompts are fed once. GRPO starts G rollouts of each example on the same
 prompt (the priced catalog, the instruction and the question: most of a rollout's tokens); rows with
@@ -54,6 +53,8 @@ Result = tuple[list[int], list[float]]  # (sampled ids, raw-logit logprobs)
 #: Gathering stops after this many loop passes in a row without a new request: a session coming back
 #: from a tool call crosses `asyncio.gather` and `wait_for`, a few passes each.
 _QUIET_PASSES = 8
+#: Positions of KV room each decode batch starts with (`lab.policies.roomy_cache`; it doubles when used up).
+_FIRST_ROOM = 256
 
 
 @dataclass
@@ -190,7 +191,7 @@ class BatchedSampler:
         with self.loaded.lock, torch.inference_mode():
             step, mask, positions, cache = self._prefill_inputs(rows)
             logits, cache = self._prefill(step, mask, positions, cache)
-            with_room(cache, max(row.budget - len(row.ids) for row in rows))
+            with_room(cache, min(_FIRST_ROOM, max(row.budget - len(row.ids) for row in rows)))
             while True:
                 live = [not row.done for row in rows]
                 tokens = [_draw(row, logits[b]) if on else row.ids[-1] for b, (row, on) in enumerate(zip(rows, live))]

@@ -1,5 +1,5 @@
 """RoomyLayer: decoding into preallocated room gives DynamicLayer's keys and values, without re-copying
-the history, and falls back to DynamicLayer wherever the room cannot hold what comes."""
+the history, whether the room holds what comes, grows to hold it, or the rows were re-selected."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ def test_an_update_that_fits_writes_in_place_and_leaves_earlier_views_alone():
     assert after.data_ptr() == before.data_ptr()            # the same buffer: nothing was copied
     assert torch.equal(before, snapshot)                     # the earlier view still shows 4 positions
     assert torch.equal(after[..., :4, :], snapshot)
+
+
+def test_a_full_room_doubles_and_later_updates_write_in_place_again():
+    roomy = RoomyLayer(*_kv(1, 3, 0), room=2)
+    first, _ = roomy.update(*_kv(1, 2, 1))                  # fills the room
+    grown, _ = roomy.update(*_kv(1, 1, 2))                  # does not fit: a buffer with room 4
+    assert grown.data_ptr() != first.data_ptr() and torch.equal(grown[..., :5, :], first)
+    after, _ = roomy.update(*_kv(1, 3, 3))
+    assert after.data_ptr() == grown.data_ptr() and after.shape[-2] == 9
 
 
 def test_after_a_row_selection_or_a_crop_it_still_matches_a_dynamic_layer():
