@@ -28,10 +28,9 @@ row really fed are kept (the pads, and a finished row's idle feeds, are cut out)
 exactly what a full prefill would give it; only float rounding differs. The cache lives on the session,
 so it dies with the rollout: weights change between a trainer's generation batches.
 
-Why decoding writes into preallocated room. transformers' `DynamicLayer` concatenates each new token's
-keys and values onto the whole history, a copy of every cached position per token and layer (11-20% of
-a decode forward of the CPU config's tiny model). After the prefill each full-attention layer moves to
-a buffer with room for the next tokens, and each token is written in place (`lab.policies.roomy_cache`).
+Why decoding writes into preallocated room. After the prefill each full-attention layer moves to a
+buffer with free positions, so a decoded token is written in place rather than concatenated onto the
+whole history (`lab.policies.roomy_cache` says what that copy costs).
 
 Why a batch's identical prompts are fed once. GRPO starts G rollouts of each example on the same
 prompt (the priced catalog, the instruction and the question: most of a rollout's tokens); rows with

@@ -30,7 +30,7 @@ class RoomyLayer(DynamicLayer):
         super().__init__()
         self.lazy_initialization(keys, values)
         self._room = max(1, room)
-        self._key_buffer, self._value_buffer = _with_room(keys, self._room), _with_room(values, self._room)
+        self._key_buffer, self._value_buffer = _buffer_holding(keys, self._room), _buffer_holding(values, self._room)
         length = keys.shape[-2]
         self.keys, self.values = self._key_buffer[..., :length, :], self._value_buffer[..., :length, :]
 
@@ -40,7 +40,7 @@ class RoomyLayer(DynamicLayer):
         length, end = self.keys.shape[-2], self.keys.shape[-2] + key_states.shape[-2]
         if end > self._key_buffer.shape[-2]:
             self._room = max(2 * self._room, end - length)
-            self._key_buffer, self._value_buffer = _with_room(self.keys, self._room), _with_room(self.values, self._room)
+            self._key_buffer, self._value_buffer = _buffer_holding(self.keys, self._room), _buffer_holding(self.values, self._room)
         self._key_buffer[..., length:end, :] = key_states
         self._value_buffer[..., length:end, :] = value_states
         self.keys, self.values = self._key_buffer[..., :end, :], self._value_buffer[..., :end, :]
@@ -53,7 +53,7 @@ class RoomyLayer(DynamicLayer):
                    for t, b in ((self.keys, self._key_buffer), (self.values, self._value_buffer)))
 
 
-def _with_room(filled: Any, room: int) -> Any:
+def _buffer_holding(filled: Any, room: int) -> Any:
     """A buffer holding `filled` (..., length, dim) followed by `room` free positions."""
     buffer = filled.new_empty((*filled.shape[:-2], filled.shape[-2] + room, filled.shape[-1]))
     buffer[..., :filled.shape[-2], :] = filled

@@ -66,9 +66,9 @@ def test_after_a_row_selection_or_a_crop_it_still_matches_a_dynamic_layer():
 
 
 def test_with_room_converts_filled_full_attention_layers_only():
-    cache = DynamicCache(ddp_cache_data=[_kv(1, 3, 0), _kv(1, 3, 1)])
+    filled, unfilled, sliding = _kv(1, 3, 0), (None, None), (*_kv(1, 3, 1), torch.tensor(4))
+    cache = DynamicCache(ddp_cache_data=[filled, unfilled, sliding])
+    kinds = [type(layer) for layer in cache.layers]
     with_room(cache, 8)
-    assert all(type(layer) is RoomyLayer for layer in cache.layers)
-    empty = DynamicCache()
-    with_room(empty, 8)                                      # layers made lazily stay DynamicLayer
-    assert all(type(layer) is not RoomyLayer for layer in empty.layers)
+    assert type(cache.layers[0]) is RoomyLayer and torch.equal(cache.layers[0].keys, filled[0])
+    assert [type(layer) for layer in cache.layers[1:]] == kinds[1:]   # unfilled and sliding layers stay as they were
