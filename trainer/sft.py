@@ -134,6 +134,55 @@ def _turn_messages(steps: Any, observation_chars: int) -> list[dict[str, str]]:
     return messages
 
 
+def labelled_positions_trainer() -> type:
+    """`SFTTrainer` scoring only the positions that carry a label, on devices without Triton (a class made
+    on call, so that importing this module does not import TRL).
+
+    Why: TRL's fused LM head projects only the labelled positions on CUDA/XPU, but elsewhere scores every
+    position (fixed tile shapes), with entropy and top-1 on top; the warm start's conversations are about
+    90% prompt and tool output, so on CPU that head's forward and backward were over a third of each step.
+    Here the backbone runs once, the head projects the assistant positions only, and the loss (summed NLL
+    over TRL's token count), entropy and mean_token_accuracy are what TRL logs. Anything outside the plain
+    case (Triton devices, a custom loss, label smoothing, `dft`, MoE aux loss, several processes) is left
+    to TRL."""
+
+    from trl import SFTTrainer
+
+    class LabelledPositionsSFTTrainer(SFTTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            labels = inputs.get("labels")
+            plain = (labels is not None and labels.device.type not in ("cuda", "xpu") and not return_outputs
+                     and self.compute_loss_func is None and self.label_smoother is None and self.args.loss_type == "nll"
+                     and not self.aux_loss_enabled and self.accelerator.num_processes == 1)
+            if not plain:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            import torch
+
+            mode = "train" if model.training else "eval"
+            forward = {k: v for k, v in inputs.items() if k != "labels"}
+            backbone = (model.get_base_model() if hasattr(model, "get_base_model") else model).base_model
+            states = backbone(**forward, use_cache=False).last_hidden_state[:, :-1]
+            targets = labels[:, 1:]
+            mask = targets != -100
+            logits = model.get_output_embeddings()(states[mask]).float()
+            log_probs = torch.log_softmax(logits, dim=-1)
+            picked = log_probs.gather(1, targets[mask].unsqueeze(1)).squeeze(1)
+            count = mask.sum() if num_items_in_batch is None else num_items_in_batch
+            loss = -picked.sum() / torch.as_tensor(count).clamp(min=1)
+            with torch.no_grad():
+                valid = max(int(mask.sum()), 1)
+                entropy = -(log_probs.exp() * log_probs).sum(-1).sum() / valid
+                accuracy = (logits.argmax(-1) == targets[mask]).sum() / valid
+            self._metrics[mode]["entropy"].append(float(entropy))
+            self._metrics[mode]["mean_token_accuracy"].append(float(accuracy))
+            if mode == "train":
+                self._total_train_tokens += int(inputs["attention_mask"].sum()) if "attention_mask" in inputs else labels.numel()
+            self._metrics[mode]["num_tokens"] = [self._total_train_tokens]
+            return loss
+
+    return LabelledPositionsSFTTrainer
+
+
 def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
     """Where the warm-start model of a config is saved: `output_dir/warm-start`."""
     return Path(config.output_dir) / "warm-start"
@@ -155,7 +204,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
 
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig
 
     source = resolve_model(config.model, config.tiny_model, config.seed)
     tokenizer = AutoTokenizer.from_pretrained(source)
@@ -169,7 +218,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing, save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list([{"messages": m} for m in conversations]),
+    trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list([{"messages": m} for m in conversations]),
                          processing_class=tokenizer)
     trainer.train()
     staging = target.with_name("warm-start.tmp")
