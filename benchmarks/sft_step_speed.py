@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def conversations(count: int) -> list[list[dict[str, str]]]:
+    from lab.rollout.parse import format_tool_call
     from lab.rollout.prompt import system_prompt, tool_response_text
     from lab.tools.registry import load_toolkit
 
@@ -32,9 +33,9 @@ def conversations(count: int) -> list[list[dict[str, str]]]:
         messages = [{"role": "system", "content": system_prompt(specs, "Be accurate but keep the bill as low as you can.")},
                     {"role": "user", "content": f"Which of the three founders of the Varn guild of year {1700 + i} was born first?"}]
         for name, model in (("search", "search-2"), ("enhance_reasoning", "reasoner-1")):
-            messages.append({"role": "assistant", "content": f'<tool_call>{{"name": "{name}", "arguments": {{"model": "{model}"}}}}</tool_call>'})
+            messages.append({"role": "assistant", "content": format_tool_call(name, {"model": model})})
             messages.append({"role": "tool", "content": tool_response_text(name, f"{model}: found record {i} " * 20, 300)})
-        messages.append({"role": "assistant", "content": f'<tool_call>{{"name": "answer", "arguments": {{"model": "{slot}"}}}}</tool_call>'})
+        messages.append({"role": "assistant", "content": format_tool_call("answer", {"model": slot})})
         rows.append(messages)
     return rows
 

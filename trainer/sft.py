@@ -135,17 +135,18 @@ def _turn_messages(steps: Any, observation_chars: int) -> list[dict[str, str]]:
 
 
 def labelled_positions_trainer() -> type:
-    """`SFTTrainer` scoring only the positions that carry a label, on devices without Triton (a class made
-    on call, so that importing this module does not import TRL).
+    """`SFTTrainer` scoring only the positions that carry a label, off CUDA/XPU (a class made on call, so
+    that importing this module does not import TRL).
 
     Why: TRL's fused LM head projects only the labelled positions on CUDA/XPU, but elsewhere scores every
     position (fixed tile shapes), with entropy and top-1 on top; the warm start's conversations are about
     90% prompt and tool output, so on CPU that head's forward and backward were over a third of each step.
     Here the backbone runs once, the head projects the assistant positions only, and the loss (summed NLL
     over TRL's token count), entropy and mean_token_accuracy are what TRL logs. Anything outside the plain
-    case (Triton devices, a custom loss, label smoothing, `dft`, MoE aux loss, several processes) is left
+    case (CUDA/XPU, a custom loss, label smoothing, `dft`, MoE aux loss, several processes) is left
     to TRL."""
 
+    import torch
     from trl import SFTTrainer
 
     class LabelledPositionsSFTTrainer(SFTTrainer):
@@ -156,8 +157,6 @@ def labelled_positions_trainer() -> type:
                      and not self.aux_loss_enabled and self.accelerator.num_processes == 1)
             if not plain:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-            import torch
-
             mode = "train" if model.training else "eval"
             forward = {k: v for k, v in inputs.items() if k != "labels"}
             backbone = (model.get_base_model() if hasattr(model, "get_base_model") else model).base_model

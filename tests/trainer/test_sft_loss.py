@@ -57,12 +57,19 @@ def loss_and_grad(trainer, batch, num_items_in_batch=None):
 
 def test_the_warm_start_loss_gradient_and_metrics_are_trls(trainers):
     ours, theirs, batch = trainers
-    assert (batch["labels"] == -100).float().mean() > 0.5, "the batch should be mostly prompt and tool output"
+    labelled = int((batch["labels"][:, 1:] != -100).sum())
+    assert labelled < 0.5 * batch["labels"].numel(), "the batch should be mostly prompt and tool output"
+    projected = []
+    hook = ours.model.get_output_embeddings().register_forward_hook(lambda module, args, out: projected.append(args[0].shape[0]))
+    try:
+        loss_and_grad(ours, batch)
+    finally:
+        hook.remove()
+    assert projected == [labelled], "the LM head should project the labelled positions only"
     # alone, and as one of two accumulated micro-batches (Trainer then passes the tokens of both)
-    for num_items in (None, 2 * int((batch["labels"][:, 1:] != -100).sum())):
+    for num_items in (None, 2 * labelled):
         mine, trl = loss_and_grad(ours, batch, num_items), loss_and_grad(theirs, batch, num_items)
         torch.testing.assert_close(mine[0], trl[0], rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(mine[1], trl[1], rtol=1e-4, atol=1e-6)
         for name in mine[2]:
             assert mine[2][name] == pytest.approx(trl[2][name], rel=1e-4, abs=1e-6), name
-
