@@ -16,7 +16,7 @@ fine-tuning), not hand-written conditioning.
 
 Each kept trajectory is rebuilt as the chat the rollout engine shows an orchestrator: the system
 prompt (the example's priced catalog and instruction), the question, then per turn the assistant text
-(`<think>` reasoning, `<tool_call>`s or `<answer>`) and each tool response as
+(`<think>` reasoning, else the example's P restated by `preference_plan`; `<tool_call>`s or `<answer>`) and each tool response as
 `lab.rollout.prompt.tool_response_text` wraps it. TRL's `SFTTrainer` trains on the assistant tokens only.
 """
 
@@ -33,6 +33,7 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
+from lab.preference import OBJECTIVES
 from lab.rollout.parse import format_tool_call
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.store import Store, queries
@@ -87,8 +88,23 @@ def sft_conversations(store: Store, run_ids: list[str], environment: TrainingEnv
         mine = mine[(mine.task_id == traj.task_id) & (mine.sample_idx == traj.sample_idx)]
         messages = [{"role": "system", "content": system_prompt(specs, example.instruction)},
                     {"role": "user", "content": questions.loc[(traj.benchmark, traj.task_id)]}]
-        conversations.append(messages + _turn_messages(mine, observation_chars))
+        conversations.append(messages + _turn_messages(mine, observation_chars, preference_plan(example)))
     return conversations
+
+
+def preference_plan(example: Example) -> str:
+    """The reasoning a warm-start turn opens with: the example's P restated as its nonzero weights
+    (`Weights: outcome=1, compute=1.`), objectives first.
+
+    Why: scripted orchestrators write no reasoning, so without it the slot a turn names would have to be
+    read off an instruction several hundred tokens back, which a small model does not learn in a warm
+    start (it learns the slot's marginal instead). Restated at the start of every turn, the preference
+    sits a few tokens before each decision: the model learns to translate the instruction into P once, to
+    carry it from turn to turn, and to route on it. GRPO then trains these tokens like any others."""
+    weights = dict(example.preference)
+    order = [*OBJECTIVES, *(name for name in weights if name not in OBJECTIVES)]
+    named = [f"{name}={weights[name]:g}" for name in order if weights.get(name, 0) > 0]
+    return f"Weights: {', '.join(named)}."
 
 
 def select_best(trajectories: pd.DataFrame, examples: list[Example], features: list[str]) -> list[tuple[Example, Any]]:
@@ -114,11 +130,11 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
             if traj.outcome == 1 and np.isclose(reward, best[example.example_id])]
 
 
-def _turn_messages(steps: Any, observation_chars: int) -> list[dict[str, str]]:
+def _turn_messages(steps: Any, observation_chars: int, plan: str) -> list[dict[str, str]]:
     messages = []
     for _, turn in steps.groupby("turn", sort=True):
         calls = turn[turn.kind == "tool"]
-        reasoning = next((r for r in turn.reasoning if r), "")
+        reasoning = next((r for r in turn.reasoning if r), plan)
         think = f"<think>{reasoning}</think>\n" if reasoning else ""
         if len(calls):
             text = "\n".join(format_tool_call(c.tool_name, json.loads(c.arguments_json)) for c in calls.itertuples())

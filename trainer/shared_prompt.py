@@ -9,9 +9,9 @@ forwarded apart. The numbers are TRL's (same positions, same masks, same fused h
 tokens); only the prompt's share of the work shrinks, by a factor near G.
 
 It applies to a plain single-process model only: no DDP, FSDP or DeepSpeed wrapper (their gradient hooks
-expect one forward per backward), no gradient checkpointing (which turns the cache off), no image inputs
-and no sliding-window cache. `shared_prompt_logps` returns None elsewhere, and the caller runs TRL's own
-forward.
+expect one forward per backward), no gradient checkpointing (which turns the cache off) and no image
+inputs; sliding-window layers are fine, as the prompt's cache keeps all their keys (`full_cache`).
+`shared_prompt_logps` returns None elsewhere, and the caller runs TRL's own forward.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from lab.policies.hf_batch import cache_argument, cache_rows
+from lab.policies.hf_batch import cache_argument, cache_rows, full_cache
 
 
 def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
@@ -41,7 +41,7 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     width = prompts.size(1)
     cache_name = cache_argument(model)
     keep_last = "logits_to_keep" in inspect.signature(model.forward).parameters
-    head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True,
+    head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True, **{cache_name: full_cache()},
                  **({"logits_to_keep": 1} if keep_last else {}))
     cache = cache_rows(getattr(head, cache_name, None), copies)
     if cache is None:

@@ -208,7 +208,7 @@ class BatchedSampler:
                     return
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
                 positions = positions[:, -1:] + 1  # (B, 1)
-                out = model(input_ids=step, attention_mask=mask, position_ids=positions, use_cache=True,
+                out = model(input_ids=step, attention_mask=attention_masks(model, step, mask, cache), position_ids=positions, use_cache=True,
                             **{self._cache_name: cache})
                 cache = getattr(out, self._cache_name)
                 logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
@@ -222,8 +222,9 @@ class BatchedSampler:
         import torch
 
         def feed(rows: Any) -> tuple[Any, Any]:
-            out = self.loaded.model(input_ids=step[rows], attention_mask=mask[rows], position_ids=positions[rows],
-                                    use_cache=True, **{self._cache_name: cache},
+            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model, step[rows], mask[rows], cache),
+                                    position_ids=positions[rows],
+                                    use_cache=True, **{self._cache_name: cache if cache is not None else full_cache()},
                                     **({"logits_to_keep": 1} if self._keep_last else {}))
             return out.logits[:, -1].float(), getattr(out, self._cache_name)
 
@@ -238,7 +239,7 @@ class BatchedSampler:
         logits, fed = feed(firsts)
         copied = cache_rows(fed, copies)
         if copied is None:
-            return feed(everyone)  # a cache whose rows cannot be copied (sliding windows): feed every row
+            return feed(everyone)  # a cache whose rows cannot be copied (exotic layers): feed every row
         return logits[copies], copied
 
     def _prefill_inputs(self, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
@@ -274,7 +275,7 @@ class BatchedSampler:
         and all it sampled but the last token (not yet fed when the row stopped)."""
         layers = _plain_layers(cache)
         if layers is None:
-            return  # sliding-window or exotic caches: always prefill in full
+            return  # exotic caches (no whole keys and values per layer): always prefill in full
         for b, row in enumerate(rows):
             target = row.request.cache
             if target is None:
@@ -291,9 +292,45 @@ def cache_argument(model: Any) -> str:
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
+def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
+    """The `attention_mask` a forward of the batch takes: its padding mask (B, K), or, for a model with
+    sliding-window layers, each layer type's mask with the window counted in the row's real tokens.
+
+    Why: a batch that continues kept caches lays a row out as `[pad | its cache | pad | its new tokens]`,
+    and transformers counts a sliding window in key positions, pads included, so a row's first new tokens
+    would see fewer of its own tokens than in one forward of the conversation (how GRPO scores them)."""
+    window = getattr(model.config, "sliding_window", None)
+    if not window or "sliding_attention" not in (getattr(model.config, "layer_types", None) or []):
+        return mask
+    from transformers.masking_utils import create_causal_mask
+
+    real = mask.cumsum(-1)  # (B, K): how many of the row's real tokens lie at or before each key
+
+    def within_window(batch_idx: Any, head_idx: Any, q_idx: Any, kv_idx: Any) -> Any:
+        return real[batch_idx, q_idx] - real[batch_idx, kv_idx] < window
+
+    embeds = model.get_input_embeddings()(step)
+    common = {"config": model.config, "inputs_embeds": embeds, "attention_mask": mask, "cache": cache}
+    return {"full_attention": create_causal_mask(**common),
+            "sliding_attention": create_causal_mask(**common, and_mask_function=within_window, allow_is_causal_skip=False)}
+
+
+def full_cache() -> Any:
+    """An empty cache whose every layer keeps all keys and values, sliding-window layers included.
+
+    Why: left to itself, a model with sliding-window layers (Qwen3 `layer_types`) builds a cache that keeps
+    only the last window of those layers, and such rows can be neither copied across a group nor kept
+    between turns, so every turn would be prefilled in full. The window is the attention mask's job: the
+    model masks a sliding layer's keys to its window whatever the cache holds, so the logits are the same."""
+    from transformers import DynamicCache
+
+    return DynamicCache()
+
+
 def cache_rows(cache: Any, index: Any) -> Any:
     """A cache holding `cache`'s rows `index` (a repeated index copies a row), or None when its rows cannot
-    be copied (sliding windows): how rows of one prompt, fed once, get a cache each."""
+    be copied (a cache that does not hold whole keys and values): how rows of one prompt, fed once, get a
+    cache each."""
     from transformers import DynamicCache
 
     layers = _plain_layers(cache)
@@ -303,7 +340,8 @@ def cache_rows(cache: Any, index: Any) -> Any:
 
 
 def _plain_layers(cache: Any) -> list[Any] | None:
-    """The cache's layers when each holds its rows' whole keys and values, else None (sliding windows)."""
+    """The cache's layers when each holds its rows' whole keys and values, else None (e.g. a cache built
+    with the model's config, which keeps only a window of sliding layers)."""
     layers = getattr(cache, "layers", None)
     if not layers or any(getattr(layer, "_sliding_window_tensor", None) is not None or not hasattr(layer, "keys")
                          for layer in layers):

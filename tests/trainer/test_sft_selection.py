@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainer.examples import Example
-from trainer.sft import select_best
+from trainer.sft import preference_plan, select_best
 
 FEATURES = ["search-1", "answer-1", "answer-2"]
 
@@ -97,3 +97,13 @@ def test_only_solved_routes_are_kept_and_a_kept_route_is_never_dominated(rows, p
                      json.loads(other.tool_counts_json)["answer-1"] < json.loads(t.tool_counts_json)["answer-1"]
                      if preference.get("answer-1") else False]
             assert not (any(better) and not any(worse))
+
+
+def test_each_warm_start_turn_restates_the_examples_preference_and_nothing_else():
+    """The plan the warm start imitates names P's nonzero weights, objectives first, so two instructions
+    with different P never teach the same plan (and a zero weight is never written)."""
+    cost = preference_plan(example({"outcome": 1.0, "compute": 1.0}))
+    accuracy = preference_plan(example({"outcome": 1.0}))
+    model = preference_plan(example({"outcome": 1.0, "compute": 0.5, "answer-2": 1.0}))
+    assert (cost, accuracy, model) == ("Weights: outcome=1, compute=1.", "Weights: outcome=1.",
+                                       "Weights: outcome=1, compute=0.5, answer-2=1.")

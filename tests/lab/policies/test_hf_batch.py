@@ -48,6 +48,17 @@ def gpt2(loaded) -> LoadedModel:
     return LoadedModel(model=transformers.GPT2LMHeadModel(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
 
 
+@pytest.fixture(scope="module")
+def sliding(loaded) -> LoadedModel:
+    """A Qwen3 whose layers all attend within a window of 4 tokens, far shorter than the prompts: its
+    keys and values beyond the window must still be kept, and the window left to the attention mask."""
+    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True, "sliding_window": 4,
+                                         "max_window_layers": 0, "layer_types": None})
+    assert set(config.layer_types) == {"sliding_attention"}
+    torch.manual_seed(0)
+    return LoadedModel(model=transformers.Qwen3ForCausalLM(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
+
+
 @pytest.fixture()
 def batches(monkeypatch) -> list[int]:
     """The size of every batch decoded while the test runs."""
@@ -199,7 +210,7 @@ def test_concurrent_rollouts_give_the_trajectories_of_rollouts_run_one_by_one(mo
 
 
 @pytest.fixture()
-def prefills(loaded, gpt2) -> list[tuple[int, int]]:
+def prefills(loaded, gpt2, sliding) -> list[tuple[int, int]]:
     """(rows, width) of every first (prefill) forward pass of a batch while the test runs."""
     shapes: list[tuple[int, int]] = []
 
@@ -208,7 +219,7 @@ def prefills(loaded, gpt2) -> list[tuple[int, int]]:
         if ids_in is not None and ids_in.shape[1] > 1:
             shapes.append(tuple(ids_in.shape))
 
-    handles = [m.model.register_forward_pre_hook(hook, with_kwargs=True) for m in (loaded, gpt2)]
+    handles = [m.model.register_forward_pre_hook(hook, with_kwargs=True) for m in (loaded, gpt2, sliding)]
     yield shapes
     for handle in handles:
         handle.remove()
@@ -219,7 +230,7 @@ def cached(context: list[int], cache: PrefixCache, **kwargs: Any) -> TurnRequest
     return TurnRequest(**{**request.__dict__, "cache": cache})
 
 
-@pytest.mark.parametrize("architecture", ["loaded", "gpt2"])
+@pytest.mark.parametrize("architecture", ["loaded", "gpt2", "sliding"])
 def test_a_session_cache_prefills_only_the_new_tokens_and_samples_as_a_full_prefill(architecture, prefills, request):
     loaded = request.getfixturevalue(architecture)
     sampler, prompts = BatchedSampler(loaded), contexts(loaded)
@@ -251,7 +262,7 @@ def test_a_cache_that_is_not_a_prefix_is_ignored_and_a_batch_mixes_both(loaded, 
     assert_same(mixed, alone(sampler, [turn_request(c) for c in contexts_2]))
 
 
-@pytest.mark.parametrize("architecture", ["loaded", "gpt2"])
+@pytest.mark.parametrize("architecture", ["loaded", "gpt2", "sliding"])
 def test_rows_of_one_prompt_are_prefilled_once_and_sample_as_alone(architecture, prefills, request):
     """A GRPO group's first turn: G rows of one prompt, each with its own generator."""
     loaded = request.getfixturevalue(architecture)
@@ -261,3 +272,18 @@ def test_rows_of_one_prompt_are_prefilled_once_and_sample_as_alone(architecture,
     assert [n for n, _ in prefills] == [2]  # two distinct prompts fed, for six rows
     assert_same(batched, alone(sampler, [turn_request(r.context, temperature=1.0, seed=s) for s, r in enumerate(rows)]))
     assert len({tuple(ids) for ids, _ in batched}) > 2  # the copies sampled on their own generators
+
+
+def test_a_sliding_window_model_samples_what_a_full_forward_scores(sliding):
+    """Rows continued from kept caches and rows copied across a group score their tokens as one
+    forward of the whole conversation does (how GRPO scores them), window and all."""
+    sampler, prompts = BatchedSampler(sliding), contexts(sliding)
+    caches = [PrefixCache() for _ in prompts]
+    first = together(sampler, [cached(p, c, temperature=1.0, seed=i) for i, (p, c) in enumerate(zip(prompts, caches))])
+    second = [p + s + [40, 41, 42] for p, (s, _) in zip(prompts, first)]
+    reused = together(sampler, [cached(c, k, budget=8, temperature=1.0, seed=9) for c, k in zip(second, caches)])
+    with torch.no_grad():
+        for context, (sampled, logprobs) in zip(second, reused):
+            logits = sliding.model(input_ids=torch.tensor([context + sampled])).logits[0].float()
+            scored = torch.log_softmax(logits[len(context) - 1:-1], dim=-1).gather(1, torch.tensor(sampled)[:, None])[:, 0]
+            assert logprobs == pytest.approx(scored.tolist(), abs=1e-4)
