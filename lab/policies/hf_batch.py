@@ -222,9 +222,9 @@ class BatchedSampler:
         import torch
 
         def feed(rows: Any) -> tuple[Any, Any]:
-            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model, step[rows], mask[rows], cache),
-                                    position_ids=positions[rows],
-                                    use_cache=True, **{self._cache_name: cache if cache is not None else full_cache()},
+            kv = cache if cache is not None else full_cache()
+            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model, step[rows], mask[rows], kv),
+                                    position_ids=positions[rows], use_cache=True, **{self._cache_name: kv},
                                     **({"logits_to_keep": 1} if self._keep_last else {}))
             return out.logits[:, -1].float(), getattr(out, self._cache_name)
 
@@ -300,7 +300,8 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
     and transformers counts a sliding window in key positions, pads included, so a row's first new tokens
     would see fewer of its own tokens than in one forward of the conversation (how GRPO scores them)."""
     window = getattr(model.config, "sliding_window", None)
-    if not window or "sliding_attention" not in (getattr(model.config, "layer_types", None) or []):
+    kinds = set(getattr(model.config, "layer_types", None) or [])
+    if not window or "sliding_attention" not in kinds:
         return mask
     from transformers.masking_utils import create_causal_mask
 
@@ -311,8 +312,10 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
 
     embeds = model.get_input_embeddings()(step)
     common = {"config": model.config, "inputs_embeds": embeds, "attention_mask": mask, "cache": cache}
-    return {"full_attention": create_causal_mask(**common),
-            "sliding_attention": create_causal_mask(**common, and_mask_function=within_window, allow_is_causal_skip=False)}
+    masks = {"sliding_attention": create_causal_mask(**common, and_mask_function=within_window, allow_is_causal_skip=False)}
+    if "full_attention" in kinds:
+        masks["full_attention"] = create_causal_mask(**common)
+    return masks
 
 
 def full_cache() -> Any:
