@@ -53,7 +53,7 @@ class OrchestraGRPOConfig(GRPOConfig):
         train_split / eval_split (`str`):
             Task splits for training and for the periodic evaluations.
         task_limit (`int` or `None`):
-            Train on the first N tasks (a stable shuffle) only.
+            Train on the first N tasks (a stable shuffle) only; evaluations see the whole eval split.
 
     Parameters of per-example randomisation (paper §3.3):
 

@@ -23,10 +23,10 @@ class TrainingEnvironment:
 
     def __init__(self, config: OrchestraGRPOConfig, split: str | None = None) -> None:
         self.config = config
-        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split or config.train_split,
-                                                               toolkit=config.toolkit))
+        split = split or config.train_split
+        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split, toolkit=config.toolkit))
         tasks = [t for t in self.source.tasks if not config.families or t.family in config.families]  # world tasks
-        if config.task_limit:
+        if config.task_limit and split == config.train_split:  # training tasks only: evaluations see the whole split
             tasks = tasks[: config.task_limit]
         self.tasks = {t.task_id: t for t in tasks}
         self._toolkits: dict[str, Toolkit] = {}

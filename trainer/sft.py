@@ -130,21 +130,24 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
             if traj.outcome == 1 and np.isclose(reward, best[example.example_id])]
 
 
-def _turn_messages(steps: Any, observation_chars: int, plan: str) -> list[dict[str, str]]:
+def _turn_messages(steps: pd.DataFrame, observation_chars: int, plan: str) -> list[dict[str, str]]:
+    turns: dict[int, list[dict[str, Any]]] = {}
+    for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: itertuples was most of the time
+        turns.setdefault(step["turn"], []).append(step)
     messages = []
-    for _, turn in steps.groupby("turn", sort=True):
-        calls = turn[turn.kind == "tool"]
-        reasoning = next((r for r in turn.reasoning if r), plan)
+    for turn in turns.values():
+        calls = [step for step in turn if step["kind"] == "tool"]
+        reasoning = next((step["reasoning"] for step in turn if step["reasoning"]), plan)
         think = f"<think>{reasoning}</think>\n" if reasoning else ""
-        if len(calls):
-            text = "\n".join(format_tool_call(c.tool_name, json.loads(c.arguments_json)) for c in calls.itertuples())
+        if calls:
+            text = "\n".join(format_tool_call(c["tool_name"], json.loads(c["arguments_json"])) for c in calls)
             messages.append({"role": "assistant", "content": think + text})
-            messages += [{"role": "tool", "content": tool_response_text(c.tool_name, c.observation, observation_chars)}
-                         for c in calls.itertuples()]
+            messages += [{"role": "tool", "content": tool_response_text(c["tool_name"], c["observation"], observation_chars)}
+                         for c in calls]
         else:
-            answer = turn[turn.kind == "answer"]
-            if len(answer):
-                messages.append({"role": "assistant", "content": f"{think}<answer>{answer.observation.iloc[0]}</answer>"})
+            answer = [step for step in turn if step["kind"] == "answer"]
+            if answer:
+                messages.append({"role": "assistant", "content": f"{think}<answer>{answer[0]['observation']}</answer>"})
     while messages and messages[-1]["role"] == "tool":  # a tool that answers ends the episode unseen
         messages.pop()
     return messages
@@ -198,6 +201,36 @@ def labelled_positions_trainer() -> type:
     return LabelledPositionsSFTTrainer
 
 
+def receptive_field(model_config: Any) -> int | None:
+    """How many tokens back an output position can see, or None when some layer attends to everything.
+
+    Why: where every layer attends within a sliding window of w tokens (itself and the w-1 before it),
+    an output of L such layers depends on the L*(w-1) inputs before it and on nothing earlier (rotary
+    positions are relative), so tokens further back than that from the first labelled position add
+    compute to the warm start and nothing to its loss or gradient."""
+    window = getattr(model_config, "sliding_window", None)
+    layer_types = getattr(model_config, "layer_types", None) or []
+    if not window or not layer_types or any(kind != "sliding_attention" for kind in layer_types):
+        return None
+    return len(layer_types) * (int(window) - 1)
+
+
+def crop_to_receptive_field(example: dict[str, list[int]], reach: int) -> dict[str, list[int]]:
+    """Drop the tokens no labelled position can see (`receptive_field`): the first labelled token is
+    predicted from the position before it, which sees `reach` tokens further back."""
+    first = next(i for i, label in enumerate(example["labels"]) if label != -100)
+    start = max(0, first - 1 - reach)
+    return {"input_ids": example["input_ids"][start:], "labels": example["labels"][start:]}
+
+
+def drop_unseen_tokens(trainer: Any) -> None:
+    """Crop an `SFTTrainer`'s tokenized dataset to its model's receptive field (nothing to do under full
+    attention): the same loss and gradient for less compute."""
+    reach = receptive_field(trainer.model.config)
+    if reach is not None:
+        trainer.train_dataset = trainer.train_dataset.map(crop_to_receptive_field, fn_kwargs={"reach": reach})
+
+
 def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
     """Where the warm-start model of a config is saved: `output_dir/warm-start`."""
     return Path(config.output_dir) / "warm-start"
@@ -235,6 +268,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
     )
     trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list([{"messages": m} for m in conversations]),
                          processing_class=tokenizer)
+    drop_unseen_tokens(trainer)
     trainer.train()
     staging = target.with_name("warm-start.tmp")
     trainer.save_model(str(staging))

@@ -73,3 +73,47 @@ def test_the_warm_start_loss_gradient_and_metrics_are_trls(trainers):
         torch.testing.assert_close(mine[1], trl[1], rtol=1e-4, atol=1e-6)
         for name in mine[2]:
             assert mine[2][name] == pytest.approx(trl[2][name], rel=1e-4, abs=1e-6), name
+
+
+SLIDING = {**TINY, "num_hidden_layers": 2, "use_sliding_window": True, "sliding_window": 4, "max_window_layers": 0}
+
+
+def labelled_logprobs(model, input_ids: list[int], labels: list[int]) -> torch.Tensor:
+    """Log-probabilities of the labelled tokens of one row, in order."""
+    ids = torch.tensor([input_ids])
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0, :-1]
+    targets = torch.tensor(labels[1:])
+    picked = torch.log_softmax(logits.float(), -1).gather(1, targets.clamp(min=0).unsqueeze(1)).squeeze(1)
+    return picked[targets != -100]
+
+
+def test_the_warm_start_drops_only_tokens_no_labelled_position_can_see():
+    from transformers import AutoModelForCausalLM
+
+    from trainer.sft import crop_to_receptive_field, receptive_field
+
+    model = AutoModelForCausalLM.from_pretrained(build_tiny_qwen3(SLIDING, seed=0)).eval()
+    reach = receptive_field(model.config)
+    assert reach == 2 * 3
+    generator = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(5, 1000, (40,), generator=generator).tolist()
+    labels = [-100] * 25 + input_ids[25:30] + [-100] * 5 + input_ids[35:]
+    cropped = crop_to_receptive_field({"input_ids": input_ids, "labels": labels}, reach)
+    assert len(cropped["input_ids"]) == 40 - (25 - 1 - reach)
+    full = labelled_logprobs(model, input_ids, labels)
+    torch.testing.assert_close(labelled_logprobs(model, cropped["input_ids"], cropped["labels"]), full, rtol=1e-5, atol=1e-5)
+    # one token more and the first labelled prediction changes: the reach is exact, not a guess
+    short = labelled_logprobs(model, cropped["input_ids"][1:], cropped["labels"][1:])
+    assert not torch.allclose(short[0], full[0], rtol=1e-5, atol=1e-5)
+
+
+def test_a_model_with_a_full_attention_layer_has_no_receptive_field_to_crop_to():
+    from transformers import Qwen3Config
+
+    from trainer.sft import receptive_field
+
+    assert receptive_field(Qwen3Config(num_hidden_layers=2)) is None
+    mixed = Qwen3Config(num_hidden_layers=2, use_sliding_window=True, sliding_window=4, max_window_layers=1)
+    assert mixed.layer_types == ["full_attention", "sliding_attention"]
+    assert receptive_field(mixed) is None

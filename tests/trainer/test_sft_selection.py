@@ -107,3 +107,31 @@ def test_each_warm_start_turn_restates_the_examples_preference_and_nothing_else(
     model = preference_plan(example({"outcome": 1.0, "compute": 0.5, "answer-2": 1.0}))
     assert (cost, accuracy, model) == ("Weights: outcome=1, compute=1.", "Weights: outcome=1.",
                                        "Weights: outcome=1, compute=0.5, answer-2=1.")
+
+
+def test_a_stored_trajectory_is_rebuilt_turn_by_turn_as_the_engine_showed_it():
+    """Steps in any row order come back as the chat the rollout engine showed: per turn the reasoning (or
+    the plan when there is none), every call of the turn, each tool's response, and the answer last."""
+    from lab.rollout.parse import format_tool_call
+    from lab.rollout.prompt import tool_response_text
+    from trainer.sft import _turn_messages
+
+    def step(turn, kind, tool="", arguments=None, observation="", reasoning=""):
+        return {"turn": turn, "kind": kind, "tool_name": tool, "arguments_json": json.dumps(arguments or {}),
+                "observation": observation, "reasoning": reasoning}
+
+    steps = pd.DataFrame([
+        step(2, "answer", observation="Varn"),
+        step(1, "tool", "search", {"model": "search-2"}, "The capital lies on the Varn.", reasoning="look it up"),
+        step(1, "tool", "enhance_reasoning", {"model": "reasoner-1"}, "x" * 50),
+    ])
+    messages = _turn_messages(steps, observation_chars=20, plan="Weights: outcome=1.")
+    assert messages == [
+        {"role": "assistant", "content": "<think>look it up</think>\n" + format_tool_call("search", {"model": "search-2"})
+         + "\n" + format_tool_call("enhance_reasoning", {"model": "reasoner-1"})},
+        {"role": "tool", "content": tool_response_text("search", "The capital lies on the Varn.", 20)},
+        {"role": "tool", "content": tool_response_text("enhance_reasoning", "x" * 50, 20)},
+        {"role": "assistant", "content": "<think>Weights: outcome=1.</think>\n<answer>Varn</answer>"},
+    ]
+    # a tool that answers ends the episode before the model reads its response: no trailing tool message
+    assert _turn_messages(steps[steps.kind == "tool"], 20, "p")[-1]["role"] == "assistant"
