@@ -132,7 +132,7 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
 
 def _turn_messages(steps: pd.DataFrame, observation_chars: int, plan: str) -> list[dict[str, str]]:
     turns: dict[int, list[dict[str, Any]]] = {}
-    for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: itertuples was most of the time
+    for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: a per-turn itertuples was most of the data's preparation time
         turns.setdefault(step["turn"], []).append(step)
     messages = []
     for turn in turns.values():
@@ -218,7 +218,7 @@ def receptive_field(model_config: Any) -> int | None:
 def crop_to_receptive_field(example: dict[str, list[int]], reach: int) -> dict[str, list[int]]:
     """Drop the tokens no labelled position can see (`receptive_field`): the first labelled token is
     predicted from the position before it, which sees `reach` tokens further back."""
-    first = next(i for i, label in enumerate(example["labels"]) if label != -100)
+    first = next((i for i, label in enumerate(example["labels"]) if label != -100), 0)  # none: keep the row whole
     start = max(0, first - 1 - reach)
     return {"input_ids": example["input_ids"][start:], "labels": example["labels"][start:]}
 

@@ -303,9 +303,14 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
     kinds = set(getattr(model.config, "layer_types", None) or [])
     if not window or "sliding_attention" not in kinds:
         return mask
+    real = mask.cumsum(-1)  # (B, K): how many of the row's real tokens lie at or before each key
+    if step.shape[1] == 1 and kinds == {"sliding_attention"} and model.config._attn_implementation == "sdpa":
+        # one new token per row (a decode step): its query is the last key, so causality holds already
+        # and the mask is the row's real keys within the window, built here rather than by the generic
+        # mask builder, whose per-step cost was most of a decode step's on a tiny model
+        return {"sliding_attention": (mask.bool() & (real[:, -1:] - real < window))[:, None, None, :]}
     from transformers.masking_utils import create_causal_mask
 
-    real = mask.cumsum(-1)  # (B, K): how many of the row's real tokens lie at or before each key
 
     def within_window(batch_idx: Any, head_idx: Any, q_idx: Any, kv_idx: Any) -> Any:
         return real[batch_idx, q_idx] - real[batch_idx, kv_idx] < window
