@@ -304,13 +304,14 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
     if not window or "sliding_attention" not in kinds:
         return mask
     real = mask.cumsum(-1)  # (B, K): how many of the row's real tokens lie at or before each key
-    if step.shape[1] == 1 and kinds == {"sliding_attention"} and model.config._attn_implementation == "sdpa":
-        # one new token per row (a decode step): its query is the last key, so causality holds already
-        # and the mask is the row's real keys within the window, built here rather than by the generic
-        # mask builder, whose per-step cost was most of a decode step's on a tiny model
-        return {"sliding_attention": (mask.bool() & (real[:, -1:] - real < window))[:, None, None, :]}
+    if step.shape[1] == 1 and model.config._attn_implementation == "sdpa":
+        # a decode step (one new token per row): its query is the last key, so causality holds already and
+        # each mask is the row's real keys (within the window, for sliding layers), built here: the generic
+        # builder's per-step cost was most of a decode step's on a tiny model
+        keys = mask.bool()
+        per_kind = {"full_attention": keys, "sliding_attention": keys & (real[:, -1:] - real < window)}
+        return {kind: per_kind[kind][:, None, None, :] for kind in kinds}
     from transformers.masking_utils import create_causal_mask
-
 
     def within_window(batch_idx: Any, head_idx: Any, q_idx: Any, kv_idx: Any) -> Any:
         return real[batch_idx, q_idx] - real[batch_idx, kv_idx] < window

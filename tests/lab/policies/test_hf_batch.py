@@ -59,6 +59,15 @@ def sliding(loaded) -> LoadedModel:
     return LoadedModel(model=transformers.Qwen3ForCausalLM(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
 
 
+@pytest.fixture(scope="module")
+def mixed(loaded) -> LoadedModel:
+    """A Qwen3 with one full-attention layer and one within a window of 4 tokens."""
+    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True, "sliding_window": 4,
+                                         "layer_types": ["full_attention", "sliding_attention"]})
+    torch.manual_seed(0)
+    return LoadedModel(model=transformers.Qwen3ForCausalLM(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
+
+
 @pytest.fixture()
 def batches(monkeypatch) -> list[int]:
     """The size of every batch decoded while the test runs."""
@@ -274,9 +283,11 @@ def test_rows_of_one_prompt_are_prefilled_once_and_sample_as_alone(architecture,
     assert len({tuple(ids) for ids, _ in batched}) > 2  # the copies sampled on their own generators
 
 
-def test_a_sliding_window_model_samples_what_a_full_forward_scores(sliding):
+@pytest.mark.parametrize("architecture", ["sliding", "mixed"])
+def test_a_sliding_window_model_samples_what_a_full_forward_scores(architecture, request):
     """Rows continued from kept caches and rows copied across a group score their tokens as one
     forward of the whole conversation does (how GRPO scores them), window and all."""
+    sliding = request.getfixturevalue(architecture)
     sampler, prompts = BatchedSampler(sliding), contexts(sliding)
     caches = [PrefixCache() for _ in prompts]
     first = together(sampler, [cached(p, c, temperature=1.0, seed=i) for i, (p, c) in enumerate(zip(prompts, caches))])
