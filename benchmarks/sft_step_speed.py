@@ -1,6 +1,7 @@
-"""Warm-start step speed: the lab's `SFTTrainer` (assistant positions only through the LM head), alone
-and on conversations cropped to the model's receptive field (`trainer.sft.drop_unseen_tokens`, as the
-warm start runs), against TRL's own, one run.
+"""Warm-start step speed: the lab's `SFTTrainer` (assistant positions only through the LM head), alone,
+on conversations cropped to the model's receptive field (`trainer.sft.fit_rows`), and cropped and
+packed without padding under block sliding attention (`trainer.sft.block_attention`: how the warm start
+runs), against TRL's own, one run.
 
     python benchmarks/sft_step_speed.py [--steps 6] [--batch 8]
 
@@ -8,7 +9,7 @@ Both train the cpu-tiny config's tiny Qwen3 from the same weights on the same ba
 shaped like the warm start's (the paper-small catalog and a preference in the system prompt, a question,
 three tool calls with 300-character tool responses: about 1,000 tokens, 6% of them the assistant's). Printed: seconds per
 optimizer step of each, their ratios to TRL's, and the largest loss difference from TRL's over the
-timed steps (all three should train identically). The first step of each is a warm-up and not counted.
+timed steps (all four should train identically). The first step of each is a warm-up and not counted.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def conversations(count: int) -> list[list[dict[str, str]]]:
     return rows
 
 
-def timed(trainer_class: type, steps: int, batch: int, tmp: Path, crop: bool = False) -> tuple[float, list[float]]:
+def timed(trainer_class: type, steps: int, batch: int, tmp: Path, crop: bool = False,
+          packed: bool = False) -> tuple[float, list[float]]:
     """Seconds per step (after a warm-up step) and the loss of every step."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -49,7 +51,7 @@ def timed(trainer_class: type, steps: int, batch: int, tmp: Path, crop: bool = F
 
     from trainer.config import OrchestraGRPOConfig
     from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
-    from trainer.sft import drop_unseen_tokens
+    from trainer.sft import block_attention, fit_rows
 
     config = OrchestraGRPOConfig.from_yaml(REPO / "configs/train/cpu-tiny.yaml")
     source = resolve_model(config.model, config.tiny_model, config.seed)
@@ -66,14 +68,15 @@ def timed(trainer_class: type, steps: int, batch: int, tmp: Path, crop: bool = F
             if logs and "loss" in logs:
                 losses.append(float(logs["loss"]))
 
+    model = AutoModelForCausalLM.from_pretrained(source)
+    packed = packed and block_attention(model)
     args = SFTConfig(output_dir=str(tmp / trainer_class.__name__), assistant_only_loss=True, use_cpu=True, bf16=False,
                      per_device_train_batch_size=batch, max_steps=steps + 1, learning_rate=3e-3, logging_steps=1,
-                     save_strategy="no", report_to=[], seed=0, disable_tqdm=True)
+                     save_strategy="no", report_to=[], seed=0, disable_tqdm=True, padding_free=packed, max_length=None)
     data = Dataset.from_list([{"messages": m} for m in conversations(batch * (steps + 1))])
-    trainer = trainer_class(model=AutoModelForCausalLM.from_pretrained(source), args=args, train_dataset=data,
-                            processing_class=tokenizer, callbacks=[Clock()])
+    trainer = trainer_class(model=model, args=args, train_dataset=data, processing_class=tokenizer, callbacks=[Clock()])
     if crop:
-        drop_unseen_tokens(trainer)
+        fit_rows(trainer, max_length=None)
     trainer.train()
     return statistics.mean(b - a for a, b in zip(ends, ends[1:])), losses
 
@@ -91,6 +94,8 @@ def main() -> None:
         tmp = Path(folder)
         lab_s, lab_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp)
         crop_s, crop_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp / "crop", crop=True)
+        packed_s, packed_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp / "packed", crop=True,
+                                        packed=True)
         trl_s, trl_losses = timed(SFTTrainer, options.steps, options.batch, tmp)
 
     def drift(losses: list[float]) -> float:
@@ -102,6 +107,8 @@ def main() -> None:
           f"largest per-step loss difference {drift(lab_losses):.2e}")
     print(f"  and cropped to the receptive field:        {crop_s:6.2f} s/step, {crop_s / trl_s:.2f}x TRL's; "
           f"largest per-step loss difference {drift(crop_losses):.2e}")
+    print(f"  and packed under block sliding attention:  {packed_s:6.2f} s/step, {packed_s / trl_s:.2f}x TRL's; "
+          f"largest per-step loss difference {drift(packed_losses):.2e}")
 
 
 if __name__ == "__main__":

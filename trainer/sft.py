@@ -215,20 +215,37 @@ def receptive_field(model_config: Any) -> int | None:
     return len(layer_types) * (int(window) - 1)
 
 
-def crop_to_receptive_field(example: dict[str, list[int]], reach: int) -> dict[str, list[int]]:
-    """Drop the tokens no labelled position can see (`receptive_field`): the first labelled token is
-    predicted from the position before it, which sees `reach` tokens further back."""
-    first = next((i for i, label in enumerate(example["labels"]) if label != -100), 0)  # none: keep the row whole
+def fit_row(example: dict[str, list[int]], max_length: int | None, reach: int | None) -> dict[str, list[int]]:
+    """Keep a tokenized row's first `max_length` tokens, then drop the tokens no labelled position can
+    see (`receptive_field`: the first labelled token is predicted from the position before it, which
+    sees `reach` tokens further back)."""
+    input_ids, labels = example["input_ids"][:max_length], example["labels"][:max_length]
+    if reach is None:
+        return {"input_ids": input_ids, "labels": labels}
+    first = next((i for i, label in enumerate(labels) if label != -100), 0)  # none: keep the row whole
     start = max(0, first - 1 - reach)
-    return {"input_ids": example["input_ids"][start:], "labels": example["labels"][start:]}
+    return {"input_ids": input_ids[start:], "labels": labels[start:]}
 
 
-def drop_unseen_tokens(trainer: Any) -> None:
-    """Crop an `SFTTrainer`'s tokenized dataset to its model's receptive field (nothing to do under full
-    attention): the same loss and gradient for less compute."""
+def fit_rows(trainer: Any, max_length: int | None) -> None:
+    """`fit_row` over an `SFTTrainer`'s tokenized dataset. The truncation is done here, not by TRL,
+    because TRL enforces no length on padding-free rows (`block_attention`)."""
     reach = receptive_field(trainer.model.config)
-    if reach is not None:
-        trainer.train_dataset = trainer.train_dataset.map(crop_to_receptive_field, fn_kwargs={"reach": reach})
+    trainer.train_dataset = trainer.train_dataset.map(fit_row, fn_kwargs={"max_length": max_length, "reach": reach})
+
+
+def block_attention(model: Any) -> bool:
+    """Switch a model whose every layer has a sliding window to `trainer.local_attention` (rows packed
+    without padding, each query scored against 2 windows of keys); returns whether it switched.
+
+    Why: the same outputs and gradients as SDPA over a padded batch, for about a third of the
+    backbone's time on the warm start's conversations (`benchmarks/sft_step_speed.py`)."""
+    if receptive_field(model.config) is None:
+        return False
+    from trainer import local_attention
+
+    model.set_attn_implementation(local_attention.register())
+    return True
 
 
 def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
@@ -259,17 +276,20 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
     if "{% generation %}" not in (tokenizer.chat_template or "") and "<|im_start|>" in (tokenizer.chat_template or ""):
         tokenizer.chat_template = CHATML_TRAINING_TEMPLATE  # ChatML with assistant markers: same rendering
     model = AutoModelForCausalLM.from_pretrained(source)
+    attention = model.config._attn_implementation
+    packed = block_attention(model)
     args = SFTConfig(
         output_dir=str(target.with_name("warm-start-trainer")), assistant_only_loss=True,
         num_train_epochs=options["epochs"], learning_rate=options["learning_rate"],
-        per_device_train_batch_size=options["batch_size"], max_length=options["max_length"],
+        per_device_train_batch_size=options["batch_size"], max_length=None, padding_free=packed,
         use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing, save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
     trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list([{"messages": m} for m in conversations]),
                          processing_class=tokenizer)
-    drop_unseen_tokens(trainer)
+    fit_rows(trainer, options["max_length"])
     trainer.train()
+    model.set_attn_implementation(attention)  # the saved model runs anywhere: block attention is for training forwards
     staging = target.with_name("warm-start.tmp")
     trainer.save_model(str(staging))
     tokenizer.save_pretrained(str(staging))

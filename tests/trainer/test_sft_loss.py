@@ -91,7 +91,7 @@ def labelled_logprobs(model, input_ids: list[int], labels: list[int]) -> torch.T
 def test_the_warm_start_drops_only_tokens_no_labelled_position_can_see():
     from transformers import AutoModelForCausalLM
 
-    from trainer.sft import crop_to_receptive_field, receptive_field
+    from trainer.sft import fit_row, receptive_field
 
     model = AutoModelForCausalLM.from_pretrained(build_tiny_qwen3(SLIDING, seed=0)).eval()
     reach = receptive_field(model.config)
@@ -99,8 +99,10 @@ def test_the_warm_start_drops_only_tokens_no_labelled_position_can_see():
     generator = torch.Generator().manual_seed(0)
     input_ids = torch.randint(5, 1000, (40,), generator=generator).tolist()
     labels = [-100] * 25 + input_ids[25:30] + [-100] * 5 + input_ids[35:]
-    cropped = crop_to_receptive_field({"input_ids": input_ids, "labels": labels}, reach)
+    cropped = fit_row({"input_ids": input_ids, "labels": labels}, max_length=None, reach=reach)
     assert len(cropped["input_ids"]) == 40 - (25 - 1 - reach)
+    truncated = fit_row({"input_ids": input_ids, "labels": labels}, max_length=32, reach=reach)
+    assert truncated["input_ids"] == cropped["input_ids"][:32 - (25 - 1 - reach)]
     full = labelled_logprobs(model, input_ids, labels)
     torch.testing.assert_close(labelled_logprobs(model, cropped["input_ids"], cropped["labels"]), full, rtol=1e-5, atol=1e-5)
     # one token more and the first labelled prediction changes: the reach is exact, not a guess
@@ -117,3 +119,35 @@ def test_a_model_with_a_full_attention_layer_has_no_receptive_field_to_crop_to()
     mixed = Qwen3Config(num_hidden_layers=2, use_sliding_window=True, sliding_window=4, max_window_layers=1)
     assert mixed.layer_types == ["full_attention", "sliding_attention"]
     assert receptive_field(mixed) is None
+
+
+def test_the_packed_warm_start_of_a_sliding_model_has_trls_padded_loss_and_gradient(tmp_path):
+    """`train_sft` packs an all-sliding model's rows without padding under block attention: the same
+    batch, the same loss and gradient as TRL's padded SDPA step."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from trainer.sft import block_attention
+
+    folder = build_tiny_qwen3(SLIDING, seed=0)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.chat_template = CHATML_TRAINING_TEMPLATE
+    data = Dataset.from_list([{"messages": m} for m in CONVERSATIONS])
+    model = AutoModelForCausalLM.from_pretrained(folder)
+
+    def args(padding_free: bool):
+        return SFTConfig(output_dir=str(tmp_path / str(padding_free)), assistant_only_loss=True, use_cpu=True, bf16=False,
+                         per_device_train_batch_size=2, report_to=[], save_strategy="no", padding_free=padding_free,
+                         max_length=None)
+
+    theirs = SFTTrainer(model=model, args=args(False), train_dataset=data, processing_class=tokenizer)
+    padded = next(iter(theirs.get_train_dataloader()))
+    expected = loss_and_grad(theirs, padded)
+    assert block_attention(model)
+    ours = labelled_positions_trainer()(model=model, args=args(True), train_dataset=data, processing_class=tokenizer)
+    packed = next(iter(ours.get_train_dataloader()))
+    assert packed["input_ids"].shape[0] == 1 and "attention_mask" not in packed, "one row, no padding"
+    mine = loss_and_grad(ours, packed)
+    torch.testing.assert_close(mine[0], expected[0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(mine[1], expected[1], rtol=1e-4, atol=1e-6)

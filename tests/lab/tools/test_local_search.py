@@ -321,3 +321,40 @@ def test_qwen3_preset_prefixes_queries_only():
     assert EmbedderConfig.minilm().query_prefix == ""
     with pytest.raises(LabInputError, match="embedder 'bert'"):
         EmbedderConfig.named("bert")
+
+
+def test_document_threads_follow_the_cores_others_leave_idle(tmp_path):
+    """The embedder sizes its document threads from idle CPU time between two /proc/stat samples,
+    over the CPUs this process may use; a minute-long load average would count its own work."""
+    from lab.tools.embedder import cpu_jiffies, idle_cores
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  30 0 10 160 0 0 0 0 0 0\ncpu0 10 0 5 85 0 0 0 0 0 0\ncpu1 20 0 5 75 0 0 0 0 0 0\nintr 1 2\n")
+    before = cpu_jiffies(stat)
+    assert before == {0: (85, 100), 1: (75, 100)}
+    # cpu0 idle throughout, cpu1 busy with another process throughout
+    after = {0: (185, 200), 1: (75, 200)}
+    assert idle_cores(before, after, {0, 1}) == pytest.approx(1.0)
+    assert idle_cores(before, after, {1}) == 0.0, "a CPU outside this process's affinity is not its to use"
+    half = {0: (135, 200), 1: (125, 200)}
+    assert idle_cores(before, half, {0, 1}) == pytest.approx(1.0)
+    assert cpu_jiffies(tmp_path / "missing") == {}
+
+
+def test_a_repeated_query_is_embedded_once_and_each_caller_gets_its_own_copy(embedder, monkeypatch):
+    texts = []
+    encode = embedder._encode
+
+    def counting(batch, *args):
+        texts.extend(batch)
+        return encode(batch, *args)
+
+    monkeypatch.setattr(embedder, "_encode", counting)
+    query = "which keeper tended the northern lighthouse in the year of the flood"
+    first = embedder.encode_query(query)
+    first[:] = 0.0  # a caller scribbling on its vector
+    second = embedder.encode_query(query)
+    assert texts == [query], "the second call should reuse the first's vector"
+    assert abs(float(np.linalg.norm(second)) - 1.0) < 1e-5
+    other = embedder.encode_query(query + "?")
+    assert texts == [query, query + "?"] and not np.array_equal(other, second)
