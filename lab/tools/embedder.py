@@ -185,7 +185,7 @@ def _idle_threads(cores: int) -> int:
     other embedded ~4x slower than one (measured 23 vs 90 docs/s at load 6); idle, two are faster.
     Why not the load average: its minute-long memory holds this process's own embedding, so half a
     minute into an index build it halved the threads of an otherwise idle machine (the offline world's
-    3,000 passages: 195 s, where two threads take about 75 s).
+    3,000 passages: 195 s, where two threads take about 90 s).
     """
     before = cpu_jiffies()
     if not before:
