@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 _DECODER = json.JSONDecoder()
 ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL)
@@ -50,10 +50,7 @@ def parse_turn(text: str, native_calls: list[dict[str, Any]] | None = None) -> P
     >>> parse_turn("<answer>42</answer>").answer
     '42'
     """
-    text = text or ""
-    think = THINK_RE.search(text)
-    reasoning = think.group(1).strip() if think else ""
-    body = THINK_RE.sub("", text) if think else text
+    reasoning, body = _split_reasoning(text or "")
     calls = [_parse_native(c) for c in native_calls or []]
     calls += _text_calls(body)
     if calls:
@@ -68,6 +65,22 @@ def parse_turn(text: str, native_calls: list[dict[str, Any]] | None = None) -> P
     if plain:
         return ParsedTurn(reasoning=reasoning, answer=plain)
     return ParsedTurn(reasoning=reasoning, format_error="the turn holds neither a <tool_call> nor an <answer>")
+
+
+def _split_reasoning(text: str) -> tuple[str, str]:
+    """The reasoning block and the rest of the turn. Only a `<think>` that opens before the first tool
+    call or answer is reasoning: a call's arguments may themselves hold "<think>" (a policy quoting
+    a prompt), and cutting it out of the JSON would turn a valid call into a malformed one. An
+    unclosed block (generation stopped mid-thought) is reasoning to the end of the text."""
+    start = text.find(THINK_OPEN)
+    first_tag = min((i for i in (text.find(OPEN), text.find("<answer>")) if i != -1), default=len(text))
+    if start == -1 or start > first_tag:
+        return "", text
+    inner = start + len(THINK_OPEN)
+    end = text.find(THINK_CLOSE, inner)
+    if end == -1:
+        return text[inner:].strip(), text[:start]
+    return text[inner:end].strip(), text[:start] + text[end + len(THINK_CLOSE):]
 
 
 def _text_calls(body: str) -> list[ToolCall]:

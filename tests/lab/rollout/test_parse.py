@@ -2,7 +2,7 @@
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lab.rollout.parse import format_tool_call, parse_turn
@@ -14,6 +14,8 @@ names = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(names, st.dictionaries(st.text(max_size=10), json_values, max_size=4)), min_size=1, max_size=4), st.text(max_size=40))
+@example([("0", {"<think>": None})], "")
+@example([("echo", {"text": "<think>a</think>"}), ("echo", {"text": "</think>"})], "plan")
 def test_formatted_calls_parse_back_exactly(calls, reasoning):
     reasoning = reasoning.replace("<", "")
     text = f"<think>{reasoning}</think>" + "\n".join(format_tool_call(n, a) for n, a in calls)
@@ -30,6 +32,19 @@ def test_any_text_parses_without_raising(text):
     parsed = parse_turn(text)
     # exactly one of: calls, an answer, a format error
     assert sum([bool(parsed.calls), parsed.answer is not None, parsed.format_error is not None]) == 1
+
+
+def test_think_tags_inside_call_arguments_are_not_reasoning():
+    text = '<think>quote the tags</think>' + format_tool_call("python", {"code": "print('<think>')"})
+    parsed = parse_turn(text)
+    assert parsed.reasoning == "quote the tags"
+    assert [(c.name, c.arguments, c.error) for c in parsed.calls] == [("python", {"code": "print('<think>')"}, None)]
+
+
+def test_unclosed_reasoning_is_reasoning_to_the_end():
+    parsed = parse_turn("<think>I will call <tool_call> next")
+    assert parsed.reasoning == "I will call <tool_call> next"
+    assert parsed.calls == [] and parsed.format_error is not None
 
 
 def test_answer_tag_and_plain_text():
