@@ -18,6 +18,10 @@ from lab.toolspec import Toolkit
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
+#: The trainer tests' model: a 1-layer Qwen3 on the world's tokenizer, built locally in seconds.
+TINY_MODEL = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 64}
+
 TINY_TOOLKIT = {
     "name": "tiny",
     "tools": [

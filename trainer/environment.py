@@ -19,14 +19,18 @@ from trainer.examples import Example, draw_examples, training_providers
 
 
 class TrainingEnvironment:
-    """Tasks by id, the grader, toolkits per provider and tools per example."""
+    """Tasks by id, the grader, toolkits per provider and tools per example.
+
+    Without `split` it is the training environment: the train split, cut to `task_limit`. With a split it
+    serves an evaluation, which sees the whole split even when that split is the train split.
+    """
 
     def __init__(self, config: OrchestraGRPOConfig, split: str | None = None) -> None:
         self.config = config
-        split = split or config.train_split
-        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split, toolkit=config.toolkit))
+        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split or config.train_split,
+                                                               toolkit=config.toolkit))
         tasks = [t for t in self.source.tasks if not config.families or t.family in config.families]  # world tasks
-        if config.task_limit and split == config.train_split:  # training tasks only: evaluations see the whole split
+        if config.task_limit and split is None:
             tasks = tasks[: config.task_limit]
         self.tasks = {t.task_id: t for t in tasks}
         self._toolkits: dict[str, Toolkit] = {}

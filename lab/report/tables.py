@@ -112,7 +112,7 @@ def print_report(report: Any, console: Console) -> None:
         console.print(f"PGR references: weak {name.get(weak, weak)}, strong {name.get(strong, strong)}")
     frontier = report.pareto[report.pareto.on_frontier].sort_values("cost_cents_per_task")
     auc = report.pareto_auc.iloc[0]
-    console.print(f"Pareto frontier (cost ¢/task, accuracy): "
+    console.print("Pareto frontier (cost ¢/task, accuracy): "
                   + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
                   + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-{_num(auc.cost_max_cents, '{:.3g}')}¢:"
                   f" {_num(auc.auc, '{:.3f}')}")

@@ -12,7 +12,6 @@ Database shape (JSON): `{"customers": {id: {...}}, "books": {id: {...}}, "orders
 from __future__ import annotations
 
 import copy
-import json
 
 import orjson
 import random

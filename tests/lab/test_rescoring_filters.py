@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.records import RunRecord, StepRecord, TrajectoryRecord
-from lab.reward import rescore
 from lab.rescoring import rescore_run
 from lab.reward import rescore
 from lab.store import Store, queries

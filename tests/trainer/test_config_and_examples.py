@@ -84,3 +84,14 @@ def test_every_metric_is_documented_in_the_training_docs():
     docs = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
     for name, meaning in METRICS.items():
         assert f"| `{name}` | {meaning} |" in docs
+
+
+def test_task_limit_cuts_training_tasks_but_not_an_evaluation_of_the_train_split(tmp_path):
+    from trainer.environment import TrainingEnvironment
+
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), toolkit="paper", families=["frames", "hle"],
+                                 task_limit=3, report_to="none")
+    training = TrainingEnvironment(config)
+    evaluation = TrainingEnvironment(config, split=config.train_split)
+    assert len(training.tasks) == 3
+    assert len(evaluation.tasks) > 3 and set(training.tasks) < set(evaluation.tasks)

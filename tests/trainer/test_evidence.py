@@ -17,14 +17,14 @@ from trainer.config import OrchestraGRPOConfig
 from trainer.evidence import TRAIN_ACCURACY_ONLY, TRAIN_COST_SAVING, gather_evidence, print_evidence
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
-from tests.trainer.test_grpo_trainer import TINY
+from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 
 
 def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path, world):
     config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), run_name="evidence-test", model="tiny-qwen3",
-                                 tiny_model=TINY, toolkit="paper-small", families=["frames", "hle"], max_turns=2,
+                                 tiny_model=TINY_MODEL, toolkit="paper-small", families=["frames", "hle"], max_turns=2,
                                  turn_max_new_tokens=8, observation_chars=100, report_to="none", seed=0)
     built = resolve_model(config.model, config.tiny_model, config.seed)
     shutil.copytree(built, config.output_dir)           # stands in for the trained model
@@ -56,7 +56,7 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
 
 
 def test_evidence_refuses_a_greedy_config(tmp_path):
-    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY, temperature=0.0,
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY_MODEL, temperature=0.0,
                                  report_to="none")
     for folder in (tmp_path / "out", warm_start_dir(config)):
         folder.mkdir(parents=True, exist_ok=True)

@@ -17,11 +17,10 @@ from lab.synth.dataset import write_dataset
 from trainer.config import OrchestraGRPOConfig
 from trainer.grpo import OrchestraGRPOTrainer
 from trainer.train import run_training
+from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 
-TINY = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-        "num_key_value_heads": 1, "intermediate_size": 64}
 TURNS = ['<tool_call>{"name": "calculate", "arguments": {"expression": "2 * 21"}}</tool_call>',
          "Thanks, that is all done for you.", "Is there anything else?"]
 
@@ -56,7 +55,7 @@ def test_training_steps_on_toolscale_tasks_talk_to_the_user(tmp_path, monkeypatc
 
     monkeypatch.setattr(OrchestraGRPOTrainer, "rollout_policy", rollout_policy)
     config = OrchestraGRPOConfig(
-        output_dir=str(tmp_path / "out"), run_name="ts", model="tiny-qwen3", tiny_model=TINY, toolkit="paper",
+        output_dir=str(tmp_path / "out"), run_name="ts", model="tiny-qwen3", tiny_model=TINY_MODEL, toolkit="paper",
         benchmark=f"toolscale:{tmp_path / 'ts'}", task_limit=2, examples_per_task=1, tool_subset_min=1.0, max_turns=3,
         turn_max_new_tokens=32, observation_chars=200, num_generations=2, per_device_train_batch_size=4,
         learning_rate=1e-3, max_steps=1, save_steps=10, lab_eval_steps=0, lab_eval_limit=1, report_to="none",

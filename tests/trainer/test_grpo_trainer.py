@@ -20,11 +20,10 @@ from trainer.config import OrchestraGRPOConfig
 from trainer.grpo import OrchestraGRPOTrainer
 from trainer.metrics import metric_doc
 from trainer.train import run_training
+from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 
-TINY = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-        "num_key_value_heads": 1, "intermediate_size": 64}
 
 # rollout seed % 4 -> the turns its orchestrator "samples"
 SCRIPTS = {
@@ -71,7 +70,7 @@ def scripted(scripts):
 
 def config(tmp_path, **overrides) -> OrchestraGRPOConfig:
     values = dict(
-        output_dir=str(tmp_path / "out"), run_name="test", model="tiny-qwen3", tiny_model=TINY, toolkit="paper",
+        output_dir=str(tmp_path / "out"), run_name="test", model="tiny-qwen3", tiny_model=TINY_MODEL, toolkit="paper",
         families=["frames", "hle"], task_limit=6, examples_per_task=2, tool_subset_min=1.0, max_turns=3,
         turn_max_new_tokens=32, observation_chars=200, num_generations=4, per_device_train_batch_size=16,
         learning_rate=1e-2, max_steps=2, save_steps=2, lab_eval_steps=0, lab_eval_limit=2, report_to="none",

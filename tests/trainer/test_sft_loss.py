@@ -8,11 +8,10 @@ import torch
 
 from trainer.models import CHATML_TRAINING_TEMPLATE, build_tiny_qwen3
 from trainer.sft import labelled_positions_trainer
+from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 
-TINY = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-        "num_key_value_heads": 1, "intermediate_size": 64}
 
 CONVERSATIONS = [
     [{"role": "system", "content": "You are an orchestrator. User preference: keep the bill low."},
@@ -32,7 +31,7 @@ def trainers(tmp_path_factory):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    folder = build_tiny_qwen3(TINY, seed=0)
+    folder = build_tiny_qwen3(TINY_MODEL, seed=0)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.chat_template = CHATML_TRAINING_TEMPLATE
     args = SFTConfig(output_dir=str(tmp_path_factory.mktemp("sft")), assistant_only_loss=True, use_cpu=True, bf16=False,
@@ -75,7 +74,7 @@ def test_the_warm_start_loss_gradient_and_metrics_are_trls(trainers):
             assert mine[2][name] == pytest.approx(trl[2][name], rel=1e-4, abs=1e-6), name
 
 
-SLIDING = {**TINY, "num_hidden_layers": 2, "use_sliding_window": True, "sliding_window": 4, "max_window_layers": 0}
+SLIDING = {**TINY_MODEL, "num_hidden_layers": 2, "use_sliding_window": True, "sliding_window": 4, "max_window_layers": 0}
 
 
 def labelled_logprobs(model, input_ids: list[int], labels: list[int]) -> torch.Tensor:

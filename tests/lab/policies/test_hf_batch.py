@@ -21,9 +21,11 @@ from lab.policies.hf_batch import BatchedSampler, PrefixCache, TurnRequest
 from lab.policies.hf_policy import HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.tools.local_llm import LoadedModel
-from tests.lab.policies.test_hf_policy import (  # noqa: F401  (one_thread: an autouse fixture)
-    QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids, one_thread,
+from tests.lab.policies.qwen3_tiny import (
+    QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids,
 )
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 QUESTIONS = ["Hi", "What is the value of x?", "<think>" + "let me think about this, " * 6, "Look x up, then answer."]
 

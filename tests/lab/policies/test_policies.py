@@ -13,7 +13,7 @@ from lab.eval.config import EvalConfig
 from lab.eval.sources import load_source
 from lab.policies import make_policy
 from lab.policies.scripted import SCRIPTS, delegation_biases
-from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
+from lab.rollout import RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.testing import OpenAICompatServer
 from lab.tools.registry import build_tools, load_toolkit
