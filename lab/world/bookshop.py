@@ -12,10 +12,10 @@ Database shape (JSON): `{"customers": {id: {...}}, "books": {id: {...}}, "orders
 from __future__ import annotations
 
 import copy
-
-import orjson
 import random
 from typing import Any
+
+import orjson
 
 from lab.world.names import NameForge
 

@@ -86,7 +86,7 @@ def test_every_metric_is_documented_in_the_training_docs():
         assert f"| `{name}` | {meaning} |" in docs
 
 
-def test_task_limit_cuts_training_tasks_but_not_an_evaluation_of_the_train_split(tmp_path):
+def test_task_limit_cuts_training_tasks_but_not_an_evaluation_of_the_train_split(tmp_path, world):
     from trainer.environment import TrainingEnvironment
 
     config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), toolkit="paper", families=["frames", "hle"],
