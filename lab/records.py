@@ -111,6 +111,8 @@ class StepRecord(BaseModel):
     error: str | None = None
     started_at: datetime = Field(default_factory=utcnow)
     simulated: bool = False
+    prompt: str = Field("", description="Round protocol: the round's user prompt (problem, environment context, "
+                                        "instruction); empty under the conversation protocol.")
 
 
 class ScoringRecord(BaseModel):

@@ -48,6 +48,9 @@ def eval_command(
     observation_chars: int = typer.Option(6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained model's config)."),
     orchestrator_latency_per_token: Optional[float] = typer.Option(
         None, "--orchestrator-latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, not wall time."),
+    protocol: str = typer.Option("conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh prompt per round, the released checkpoint's protocol)."),
+    catalog: Optional[str] = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
+    context_tokens: int = typer.Option(27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
     user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
     judge: Optional[str] = typer.Option(None, "--judge", help="tau2: an LLM tool of the toolkit that judges NL assertions (default: not judged)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
@@ -66,7 +69,8 @@ def eval_command(
         orchestrator=orchestrator, toolkit=toolkit, pricing=pricing, preferences=list(preference),
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars,
-        orchestrator_latency_per_token_s=orchestrator_latency_per_token, user=user, judge=judge, limit=limit,
+        orchestrator_latency_per_token_s=orchestrator_latency_per_token, protocol=protocol, catalog=catalog,
+        context_tokens=context_tokens, user=user, judge=judge, limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )

@@ -6,6 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.errors import LabInputError, first_error
@@ -13,7 +15,8 @@ from lab.errors import LabInputError, first_error
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
-_LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge")
+_LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
+                 "protocol", "catalog", "context_tokens")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -48,6 +51,11 @@ class EvalConfig(BaseModel):
     observation_chars: int = Field(6000, ge=100, description="Tool output shown to the orchestrator is cut here.")
     orchestrator_latency_per_token_s: float | None = Field(
         None, gt=0, description="hf: report generated tokens x this as the orchestrator's latency, not its wall time.")
+    protocol: Literal["conversation", "rounds"] = Field(
+        "conversation", description="conversation: the orchestrator reads the whole conversation; rounds: a fresh prompt "
+                                    "per round, context built by the environment (the released checkpoint's protocol).")
+    catalog: str | None = Field(None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")
+    context_tokens: int = Field(27000, ge=0, description="rounds: tokens of environment context, minus the problem's.")
     user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
     judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
@@ -66,6 +74,11 @@ class EvalConfig(BaseModel):
             raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
         if any(t < 1 for t in self.max_turns):
             raise ValueError(f"--max-turns must be >= 1, got {self.max_turns}")
+        if self.catalog is not None and self.protocol != "rounds":
+            raise ValueError("--catalog is read by the round protocol only; add --protocol rounds")
+        if self.protocol == "rounds" and self.benchmark.split(":")[0] in ("tau2", "toolscale", "bfcl"):
+            raise ValueError(f"--protocol rounds: {self.benchmark} tasks are conversations with a user or "
+                             "function calls; the round protocol runs question-answering benchmarks (world, frames, hle)")
         if self.preference_instruction is not None and not self.preference_instruction.strip():
             raise ValueError("--preference-instruction is empty; pass the text or leave the flag out")
         # greedy decoding of a model makes every sample of a task the same rollout; scripts seed their

@@ -38,6 +38,7 @@ from lab.policies import make_policy
 from lab.preference import task_preferences
 from lab.records import RunRecord, utcnow
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
+from lab.rollout.rounds import check_catalog
 from lab.rollout.policy import Policy
 from lab.store import Store, queries
 from lab.store.writer import TrajectoryWriter
@@ -91,6 +92,8 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     console = console or Console(stderr=True)
     source = load_source(config)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
+    if config.protocol == "rounds":
+        check_round_toolkit(toolkit, config.catalog)
     tools = build_tools(toolkit)
     if config.user != "scripted":
         source.user = _llm_user(source.user, llm_tool(tools, config.user, "--user", config.toolkit))
@@ -115,6 +118,25 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     return summaries
 
 
+def check_round_toolkit(toolkit: Any, catalog: str | None) -> None:
+    """Refuse, before any rollout, a toolkit the round protocol cannot end a task with."""
+    if not any(spec.name == "answer" for spec in toolkit.tools):
+        raise LabInputError(f"--protocol rounds: toolkit '{toolkit.name}' has no `answer` tool, and only `answer` ends a "
+                            "task under the round protocol (use a slot toolkit: paper, paper-small)")
+    if catalog:
+        check_catalog(catalog, list(toolkit.tools))
+
+
+def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
+    """The rollout limits and protocol of one run. FRAMES under the round protocol keeps the released
+    evaluation's rules: 4,000 characters per document, `search` withdrawn once a document exists, a
+    24,000-token context."""
+    frames = config.benchmark.split(":")[0] == "frames"
+    return RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars, protocol=config.protocol,
+                         catalog=config.catalog, context_tokens=min(config.context_tokens, 24000) if frames else config.context_tokens,
+                         document_chars=4000 if frames else 1200, withdraw_search_after_documents=frames)
+
+
 async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     # each task's P and instruction (held-out pair, eval wording or template), picked by task id
@@ -136,7 +158,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=git_sha(), started_at=utcnow(),
     ))
-    rollout_config = RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars)
+    rollout_config = rollout_config_for(config, max_turns)
     queue: asyncio.Queue = asyncio.Queue()
     for pair in pairs:
         queue.put_nowait(pair)

@@ -114,6 +114,38 @@ class HFPolicy:
         loaded = self._loaded or load_model(self.path, self.device)
         return _HFSession(self, loaded, seed)
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in this orchestrator's own tokenizer (the round protocol cuts its context by it)."""
+        loaded = self._loaded or load_model(self.path, self.device)
+        return len(loaded.tokenizer(text, add_special_tokens=False).input_ids)
+
+
+#: The tool block of Qwen3's chat template, used for templates that ignore `tools=` (SmolLM2's), so every
+#: model reads the catalog the way the released checkpoint did.
+TOOLS_SYSTEM_BLOCK = (
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>{tools}\n</tools>\n\n"
+    "For each function call, return a json object with function name and arguments within <tool_call></tool_call> "
+    "XML tags:\n<tool_call>\n{{\"name\": <function-name>, \"arguments\": <args-json-object>}}\n</tool_call>"
+)
+
+
+def render_round(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+    """One round's prompt through the chat template with `tools=` (and the generation prompt). A template
+    that renders the same text with and without tools is given the catalog in its system message."""
+    import json
+
+    plain = [{"role": m["role"], "content": m["content"]} for m in messages]
+    with_tools = tokenizer.apply_chat_template(plain, tools=tools, tokenize=False, add_generation_prompt=True)
+    if with_tools != tokenizer.apply_chat_template(plain, tokenize=False, add_generation_prompt=True):
+        return with_tools
+    block = TOOLS_SYSTEM_BLOCK.format(tools="".join("\n" + json.dumps(t, ensure_ascii=False) for t in tools))
+    if plain and plain[0]["role"] == "system":
+        plain[0] = {"role": "system", "content": plain[0]["content"] + "\n\n" + block}
+    else:
+        plain.insert(0, {"role": "system", "content": block})
+    return tokenizer.apply_chat_template(plain, tokenize=False, add_generation_prompt=True)
+
 
 def load_model(path: str, device: str | None = None) -> Any:
     """The loaded model (cached per process); `smollm2` is the offline SmolLM2-135M-Instruct GGUF."""
@@ -212,8 +244,12 @@ class _HFSession:
         self._contents: list[str] = []  # per turn: the text handed to the engine (its assistant message)
         self._n_messages = 0  # messages in the conversation at the last turn
         self._kv = PrefixCache()  # this rollout's KV cache: the next turn prefills only what is new
+        self._rounds = 0  # round protocol: rounds sampled so far (each seeds its own draw)
 
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
+    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                       observations: list[str] | None = None) -> PolicyOutput:
+        if tools is not None:
+            return await self._round(messages, tools)
         turn = len(self._said) + 1
         started = time.monotonic()
         if turn == 1:
@@ -242,8 +278,24 @@ class _HFSession:
         return PolicyOutput(text=text, input_tokens=len(context), output_tokens=len(sampled),
                             latency_s=self._latency(len(sampled), time.monotonic() - started))
 
-    def token_trajectory(self) -> TokenTrajectory:
-        return self.tokens
+    def token_trajectory(self) -> TokenTrajectory | None:
+        return self.tokens if self.tokens.completion_ids else None
+
+    async def _round(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> PolicyOutput:
+        """Round protocol: a fresh prompt rendered with `tools=`, sampled on its own; the round's ids are
+        returned with the output (each round is a training row), the session's buffer is not used."""
+        self._rounds += 1
+        started = time.monotonic()
+        ids = self.tokenizer(render_round(self.tokenizer, messages, tools), add_special_tokens=False).input_ids
+        sampled, logprobs = await self.sampler.sample(self._request(ids, self._rounds))
+        body = sampled[:-1] if sampled and sampled[-1] in self.stop_ids else sampled
+        tokens = TokenTrajectory(prompt_ids=ids, completion_ids=list(sampled), mask=[1] * len(sampled), logprobs=list(logprobs))
+        if sampled[-1:] != [self.eot_id]:  # cut by max_new_tokens: closed with <eot>, which the model did not sample
+            tokens.completion_ids.append(self.eot_id)
+            tokens.mask.append(0)
+            tokens.logprobs.append(0.0)
+        return PolicyOutput(text=_decode(self.tokenizer, body), input_tokens=len(ids), output_tokens=len(sampled),
+                            latency_s=self._latency(len(sampled), time.monotonic() - started), tokens=tokens)
 
     def _latency(self, generated: int, wall_s: float) -> float:
         """The turn's latency: wall time, or with `latency_per_token_s` a modelled decode time.

@@ -118,7 +118,8 @@ class _OpenAISession:
         self.policy = policy
         self.seed = seed
 
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
+    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                       observations: list[str] | None = None) -> PolicyOutput:
         payload: dict[str, Any] = {
             "model": self.policy.model,
             "messages": [_wire_message(m) for m in messages],
@@ -127,6 +128,8 @@ class _OpenAISession:
             "max_tokens": self.policy.max_tokens,
             "seed": self.seed,  # the rollout seed differs per sample, so sampled turns differ too
         }
+        if tools is not None:  # the round protocol: the server renders the catalog and parses the calls
+            payload["tools"] = tools
         started = time.monotonic()
         body = await self.policy.chat(payload)
         latency = time.monotonic() - started

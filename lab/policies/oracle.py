@@ -114,10 +114,11 @@ class _OracleSession:
         self.view = TaskView(task.task_id, task.question)
         self.inner: _ScriptSession | None = None
 
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
+    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                       observations: list[str] | None = None) -> PolicyOutput:
         if self.inner is None:
             self.inner = _ScriptSession(candidate_plans(self.view, self.specs, self.task)[await self._best_plan()])
-        return await self.inner.generate(messages)
+        return await self.inner.generate(messages, tools, observations)
 
     async def _best_plan(self) -> int:
         """Index of the cheapest solving plan (or the cheapest plan when none solves)."""

@@ -70,8 +70,9 @@ class _ScriptSession:
         self.script = script
         self.started = False
 
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
-        observations = _observations_since_last_turn(messages)
+    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                       observations: list[str] | None = None) -> PolicyOutput:
+        observations = observations or []
         try:
             text = next(self.script) if not self.started else self.script.send(observations)
         except StopIteration:
@@ -81,16 +82,6 @@ class _ScriptSession:
 
     def token_trajectory(self) -> TokenTrajectory | None:
         return None
-
-
-def _observations_since_last_turn(messages: list[dict[str, Any]]) -> list[str]:
-    out: list[str] = []
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            break
-        if message["role"] == "tool":
-            out.append(message["content"])
-    return list(reversed(out))
 
 
 # ---- the catalog as a script reads it ----------------------------------------------------------

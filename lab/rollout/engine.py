@@ -23,7 +23,6 @@ import asyncio
 import json
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -33,7 +32,9 @@ from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ParsedTurn, ToolCall, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
-from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+from lab.rollout.rounds import RoundRecord, estimated_tokens, play_rounds
+from lab.rollout.running import RolloutState, cap_reached, execute_call
+from lab.tools.base import Tool, ToolContext
 from lab.world.task import finding
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
@@ -74,6 +75,8 @@ class RolloutResult:
     context: ToolContext | None = None
     #: Set when the policy's endpoint was unavailable: the rollout is no result and must not be stored.
     unavailable: str | None = None
+    #: Round protocol: each round's tokens (the trainer's rows), for policies that have tokens.
+    rounds: list[RoundRecord] = field(default_factory=list)
 
     def store_item(self) -> tuple[TrajectoryRecord, list[StepRecord], TokenTrajectoryRecord | None]:
         """What the store writes for this rollout: the trajectory, its steps and its tokens (if any)."""
@@ -88,23 +91,6 @@ class RolloutResult:
             prompt_ids=self.tokens.prompt_ids, completion_ids=self.tokens.completion_ids,
             mask=self.tokens.mask, logprobs=self.tokens.logprobs,
         )
-
-
-@dataclass
-class _State:
-    """Running totals of one rollout."""
-
-    steps: list[StepRecord] = field(default_factory=list)
-    tool_counts: Counter = field(default_factory=Counter)
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    format_ok: bool = True
-    answer: str | None = None
-    stop_reason: str | None = None
-    cut: bool = False
-    turns: int = 0
 
 
 async def run_rollout(
@@ -128,28 +114,19 @@ async def run_rollout(
         {"role": "user", "content": question},
     ]
     context.state[CONVERSATION] = messages
-    state = _State()
+    state = RolloutState()
     started = time.monotonic()
     error: str | None = None
     unavailable: str | None = None
+    rounds: list[RoundRecord] = []
     try:
-        for turn in range(config.max_turns):
-            state.turns = turn + 1
-            output = await session.generate(messages)
-            state.input_tokens += output.input_tokens
-            state.output_tokens += output.output_tokens
-            state.cost_usd += output.cost_usd
-            parsed = parse_turn(output.text, output.native_calls)
-            messages.append(_assistant_message(output.text, output.native_calls))
-            turn_latency = await _apply_turn(parsed, turn, tools, context, config, request, state, messages)
-            state.latency_s += output.latency_s + turn_latency
-            if state.answer is not None and (user is None or await _user_ends(user, turn, request, state, messages, context)):
-                break
-            state.stop_reason, state.cut = _cap_reached(config, state, time.monotonic() - started)
-            if state.stop_reason:
-                break
+        if config.protocol == "rounds":
+            key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step)
+            count = getattr(policy, "count_tokens", None) or estimated_tokens
+            rounds = await play_rounds(session, tools, question, request.preference_instruction, context, config, key,
+                                       state, count, started)
         else:
-            state.stop_reason = f"turn limit {config.max_turns} reached without an answer"
+            await _converse(session, tools, request, config, context, messages, user, state, started)
     except EndpointUnavailable as exc:
         unavailable = f"endpoint unavailable: {exc}"
     except Exception as exc:  # a broken policy ends this rollout, not the run; recorded on the trajectory
@@ -170,10 +147,42 @@ async def run_rollout(
         tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True), status=status,
         criteria_json=json.dumps(context.criteria, sort_keys=True) if context.criteria is not None else None,
     )
-    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable)
+    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable, rounds=rounds)
 
 
-async def _user_ends(user: Any, turn: int, request: RolloutRequest, state: _State,
+async def _converse(session: Any, tools: dict[str, Tool], request: RolloutRequest, config: RolloutConfig,
+                    context: ToolContext, messages: list[dict[str, Any]], user: Any, state: RolloutState, started: float) -> None:
+    """The conversation protocol: the orchestrator reads the whole conversation, its own turns included."""
+    for turn in range(config.max_turns):
+        state.turns = turn + 1
+        output = await session.generate(messages, observations=_tool_replies(messages))
+        state.input_tokens += output.input_tokens
+        state.output_tokens += output.output_tokens
+        state.cost_usd += output.cost_usd
+        parsed = parse_turn(output.text, output.native_calls)
+        messages.append(_assistant_message(output.text, output.native_calls))
+        turn_latency = await _apply_turn(parsed, turn, tools, context, config, request, state, messages)
+        state.latency_s += output.latency_s + turn_latency
+        if state.answer is not None and (user is None or await _user_ends(user, turn, request, state, messages, context)):
+            return
+        state.stop_reason, state.cut = cap_reached(config, state, time.monotonic() - started)
+        if state.stop_reason:
+            return
+    state.stop_reason = f"turn limit {config.max_turns} reached without an answer"
+
+
+def _tool_replies(messages: list[dict[str, Any]]) -> list[str]:
+    """The tool messages since the orchestrator's last turn, in order (what a script reads back)."""
+    out: list[str] = []
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            break
+        if message["role"] == "tool":
+            out.append(message["content"])
+    return list(reversed(out))
+
+
+async def _user_ends(user: Any, turn: int, request: RolloutRequest, state: RolloutState,
                      messages: list[dict[str, Any]], context: ToolContext) -> bool:
     """Hand the orchestrator's answer to the simulated user; True when the user ended the call, else
     its reply becomes the next user message and the rollout goes on (the answer was a message, not the end)."""
@@ -190,7 +199,7 @@ async def _user_ends(user: Any, turn: int, request: RolloutRequest, state: _Stat
     return False
 
 
-def _status(state: _State, error: str | None) -> str:
+def _status(state: RolloutState, error: str | None) -> str:
     if error is not None:
         return "error"
     if state.answer is not None:
@@ -200,7 +209,7 @@ def _status(state: _State, error: str | None) -> str:
 
 async def _apply_turn(
     parsed: ParsedTurn, turn: int, tools: dict[str, Tool], context: ToolContext,
-    config: RolloutConfig, request: RolloutRequest, state: _State, messages: list[dict[str, Any]],
+    config: RolloutConfig, request: RolloutRequest, state: RolloutState, messages: list[dict[str, Any]],
 ) -> float:
     """Record the turn's steps, run its calls concurrently, append observations; returns its tool latency."""
     key = dict(run_id=request.run_id, task_id=request.task.task_id, sample_idx=request.sample_idx,
@@ -215,7 +224,7 @@ async def _apply_turn(
         messages.append({"role": "user", "content": FORMAT_REMINDER.format(error=parsed.format_error)})
         return 0.0
     calls = parsed.calls
-    results = await asyncio.gather(*(_execute(call, i, tools, context, config) for i, call in enumerate(calls)))
+    results = await asyncio.gather(*(execute_call(call, i, tools, context, config) for i, call in enumerate(calls)))
     observations = [obs for obs, _ in results]
     for i, (call, (obs, malformed)) in enumerate(zip(calls, results)):
         if malformed:
@@ -243,41 +252,6 @@ async def _apply_turn(
         state.answer = str(final)
         state.steps.append(StepRecord(**key, call_idx=len(calls), kind="answer", observation=state.answer))
     return max((obs.latency_s for obs in observations), default=0.0)
-
-
-async def _execute(
-    call: ToolCall, index: int, tools: dict[str, Tool], context: ToolContext, config: RolloutConfig
-) -> tuple[Observation, bool]:
-    """Run one call -> (observation, malformed). Every failure becomes an error observation the
-    orchestrator can read; malformed calls (bad JSON, unknown tool, schema violation, over the per-turn
-    limit) are also flagged for the format-consistency filter."""
-    if call.error:
-        return Observation.failure(call.error), True
-    if index >= config.max_calls_per_turn:
-        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one turn; this one was not run"), True
-    if call.name not in tools:
-        return Observation.failure(f"unknown tool '{call.name}' (available: {', '.join(tools)})"), True
-    tool = tools[call.name]
-    problem = validate_arguments(tool.spec, call.arguments)
-    if problem:
-        return Observation.failure(problem), True
-    started = time.monotonic()
-    try:
-        return await asyncio.wait_for(tool.execute(call.arguments, context), timeout=config.tool_timeout_s), False
-    except asyncio.TimeoutError:
-        message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s"
-    except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
-        message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"
-    return Observation.failure(message, latency_s=time.monotonic() - started), False
-
-
-def _cap_reached(config: RolloutConfig, state: _State, elapsed_s: float) -> tuple[str | None, bool]:
-    """(why the rollout stops, whether it was cut by the cost cap) or (None, False)."""
-    if config.cost_cap_usd is not None and state.cost_usd >= config.cost_cap_usd:
-        return f"cost cap ${config.cost_cap_usd:g} reached", True
-    if config.wall_clock_s is not None and elapsed_s >= config.wall_clock_s:
-        return f"wall-clock cap {config.wall_clock_s:g} s reached", False
-    return None, False
 
 
 def _assistant_message(text: str, native_calls: list[dict[str, Any]] | None) -> dict[str, Any]:

@@ -29,17 +29,6 @@ class TaskView:
     question: str
 
 
-class PolicyOutput(BaseModel):
-    """One orchestrator turn."""
-
-    text: str = Field(description="The raw completion (reasoning, tool calls or answer).")
-    native_calls: list[dict[str, Any]] | None = Field(None, description="OpenAI-style tool_calls, if the server parsed them.")
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    cost_usd: float = 0.0
-
-
 class TokenTrajectory(BaseModel):
     """Token-level record of a rollout, for the trainer (never re-rendered from text)."""
 
@@ -49,9 +38,29 @@ class TokenTrajectory(BaseModel):
     logprobs: list[float] = Field(default_factory=list, description="Per completion token; 0.0 where mask is 0.")
 
 
+class PolicyOutput(BaseModel):
+    """One orchestrator turn."""
+
+    text: str = Field(description="The raw completion (reasoning, tool calls or answer).")
+    native_calls: list[dict[str, Any]] | None = Field(None, description="OpenAI-style tool_calls, if the server parsed them.")
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    tokens: TokenTrajectory | None = Field(
+        None, description="Round protocol: this round's prompt and completion ids, for policies that have tokens.")
+
+
 class PolicySession(Protocol):
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
-        """The next turn given the whole conversation so far (system, user, assistant and tool messages)."""
+    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                       observations: list[str] | None = None) -> PolicyOutput:
+        """The next turn.
+
+        Conversation protocol: `messages` is the whole conversation so far (system, user, assistant and
+        tool messages), `tools` None (the catalog is in the system prompt). Round protocol: `messages` is
+        the round's fresh prompt, `tools` the catalog to render natively (chat template `tools=`, or the
+        server's), and the output carries the round's `tokens`. `observations` are the tool results since
+        the policy's last turn, for scripts (a model reads only its prompt)."""
         ...
 
     def token_trajectory(self) -> TokenTrajectory | None:

@@ -167,12 +167,15 @@ _V3 = (
 
 _V4 = ("ALTER TABLE trajectories ADD COLUMN criteria_json VARCHAR",)
 
+_V5 = ("ALTER TABLE steps ADD COLUMN prompt VARCHAR DEFAULT ''",)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial tables", _V1),
     Migration(2, "trajectories.status: answered, no_answer, error or cut", _V2),
     Migration(3, "trajectories.filter_reason and the train_metrics table (GRPO training)", _V3),
     Migration(4, "trajectories.criteria_json: per-criterion verdicts (tau2: db, communicate, actions, nl)", _V4),
+    Migration(5, "steps.prompt: each round's prompt under the round protocol", _V5),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

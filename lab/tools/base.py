@@ -50,6 +50,9 @@ class ToolContext:
     findings: list[str] | None = None
     #: Per-rollout state of stateful tools, keyed by tool domain (e.g. the bookshop's `DomainSession`).
     state: dict[str, Any] = field(default_factory=dict)
+    #: Round protocol (`lab.rollout.rounds`): the context the environment built for this round (documents,
+    #: programs and outputs), which slot tools hand their model in place of the transcript. None otherwise.
+    environment_context: str | None = None
     #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
     #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
     criteria: dict[str, Any] | None = None

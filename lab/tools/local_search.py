@@ -423,7 +423,8 @@ class LocalSearch:
         return Observation(
             text=self._format(query, passages, restricted=allowed is not None),
             latency_s=time.perf_counter() - started,
-            meta={"doc_ids": [p.doc_id for p in passages], "scores": [round(p.score, 6) for p in passages]},
+            meta={"doc_ids": [p.doc_id for p in passages], "scores": [round(p.score, 6) for p in passages],
+                  "documents": [f"{p.title}: {p.text}" if p.title else p.text for p in passages]},
         )
 
     def whitelist_for(self, context: ToolContext | None) -> list[str] | None:

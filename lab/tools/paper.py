@@ -11,7 +11,9 @@ model the problem plus the context gathered so far:
   answer (`meta["final_answer"]`, which the engine honours).
 
 "The context gathered so far" is every observation of the rollout (`ToolContext.transcript`), cut to
-`context_chars` from the end. Each call is priced as the sum of what it ran (the slot model's tokens at
+`context_chars` from the end; under the round protocol it is the context the environment built for the
+round (`ToolContext.environment_context`), which the calls feed through `meta["documents"]` (search)
+and `meta["program"]` / `meta["program_output"]` (enhance_reasoning). Each call is priced as the sum of what it ran (the slot model's tokens at
 its real price, plus retrieval and code), and counted as its slot (`meta["counted_as"]`), because the
 reward's tool features are the models: a preference for Qwen3-32B means its slots.
 
@@ -101,6 +103,8 @@ class PaperTool:
         return _combined(reply, [], f"{slot}: {reply.text}", {**base, "final_answer": final})
 
     def _context(self, context: ToolContext) -> str:
+        if context.environment_context is not None:  # the round protocol: the context the orchestrator saw
+            return context.environment_context or "(nothing yet)"
         text = "\n\n".join(context.transcript) or "(nothing yet)"
         return text if len(text) <= self.context_chars else "[... earlier context cut]\n" + text[-self.context_chars:]
 
@@ -111,8 +115,9 @@ class PaperTool:
             return _combined(reply, [], f"{slot}: {NOTHING_TO_SEARCH}", base)
         docs = await self.retriever.execute({"query": query}, context)
         text = f'{slot} searched for "{query}":\n{docs.text}'
-        return _combined(reply, [docs], text, {**base, "finding": "" if docs.error else docs.text, "query": query},
-                         error=docs.error)
+        documents = [] if docs.error else docs.meta.get("documents") or [docs.text]
+        return _combined(reply, [docs], text, {**base, "finding": "" if docs.error else docs.text, "query": query,
+                                               "documents": documents}, error=docs.error)
 
     async def _reason(self, slot: str, reply: Observation, context: ToolContext, base: dict[str, Any]) -> Observation:
         program = _CODE_RE.search(reply.text)
@@ -121,7 +126,8 @@ class PaperTool:
         code = program.group(1)
         ran = await self.interpreter.execute({"code": code}, context)
         text = f"{slot} wrote:\n```python\n{code.rstrip()}\n```\nOutput:\n{ran.text}"
-        return _combined(reply, [ran], text, {**base, "finding": "" if ran.error else ran.text})
+        return _combined(reply, [ran], text, {**base, "finding": "" if ran.error else ran.text, "program": code,
+                                              "program_output": "" if ran.error else ran.text})
 
 
 def _combined(reply: Observation, others: list[Observation], text: str, meta: dict[str, Any],

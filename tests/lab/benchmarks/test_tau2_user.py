@@ -59,7 +59,7 @@ class Conversation:
     def session(self, task: Any, specs: Any, seed: int) -> "Conversation":
         return self
 
-    async def generate(self, messages: list[dict[str, Any]]) -> PolicyOutput:
+    async def generate(self, messages: list[dict[str, Any]], **_: Any) -> PolicyOutput:
         self.seen.append([dict(m) for m in messages])
         return PolicyOutput(text=self.turns[len(self.seen) - 1])
 

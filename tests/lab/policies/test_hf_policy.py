@@ -72,7 +72,7 @@ class Recording:
         seen = self.seen
 
         class Session:
-            async def generate(self, messages):
+            async def generate(self, messages, **_):
                 seen.append([dict(m) for m in messages])
                 return await inner.generate(messages)
 

@@ -51,7 +51,7 @@ class _Recording:
         inner, turns = self.policy.session(task, specs, seed), self.turns
 
         class Session:
-            async def generate(self, messages: list[dict[str, Any]]):
+            async def generate(self, messages: list[dict[str, Any]], **_):
                 turns.append(copy.deepcopy(messages))
                 return await inner.generate(messages)
 

@@ -56,7 +56,7 @@ class Turns:
         policy = self
 
         class Session:
-            async def generate(self, messages):
+            async def generate(self, messages, **_):
                 policy.seen.append([dict(m) for m in messages])
                 if not policy.turns:
                     return PolicyOutput(text="<think>still thinking</think>", output_tokens=3)
@@ -153,7 +153,7 @@ class Raising:
         error = self.error
 
         class S:
-            async def generate(self, messages):
+            async def generate(self, messages, **_):
                 raise error
 
             def token_trajectory(self):

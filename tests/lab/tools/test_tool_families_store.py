@@ -24,7 +24,7 @@ class Script:
         turns = self.turns
 
         class Session:
-            async def generate(self, messages):
+            async def generate(self, messages, **_):
                 return PolicyOutput(text=turns.pop(0) if turns else "<answer>done</answer>")
 
             def token_trajectory(self):

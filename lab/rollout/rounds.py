@@ -1,0 +1,302 @@
+"""The round protocol: how the released ToolOrchestra checkpoint was trained and evaluated.
+
+In the authors' code (evaluation/eval_frames.py, eval_hle.py, training/.../generation_quick3.py) the
+orchestrator never reads its own earlier turns. Every round it gets a fresh prompt of two messages,
+
+    system: You are good at using tools.
+    user:   Problem: {problem}\\n\\n{context}\\n\\nChoose an appropriate tool.
+
+where the *environment* builds the context from what the tools returned so far: the documents found
+(`Doc i: {first 1200 characters} ...`) and the programs run with their non-empty outputs, cut from
+the front with the orchestrator's own tokenizer to a token budget. The tool catalog travels natively
+(`tools=` through the chat template, or to the server); the first valid call of a round runs, a round
+without one is skipped (it still uses up a round and counts as a format error), and only `answer`
+ends the task: the orchestrator never answers in its own text. The slot's model receives the problem
+and this same context, never text the orchestrator wrote.
+
+What differs from the conversation protocol (`lab.rollout.engine`) is only the loop; both return the
+same records, so the store, the reward and the reports treat them alike. A preference instruction,
+when the run has one, is the paragraph before `Choose an appropriate tool.`: every round's prompt
+is fresh, so it must be in each, and there it sits next to the decision it conditions.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from lab.errors import LabInputError
+from lab.records import StepRecord, utcnow
+from lab.rollout.config import RolloutConfig
+from lab.rollout.parse import ToolCall, parse_turn
+from lab.rollout.policy import TokenTrajectory
+from lab.rollout.running import RolloutState, cap_reached, execute_call
+from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+from lab.toolspec import ToolSpec
+from lab.world.task import finding
+
+ROUND_SYSTEM = "You are good at using tools."
+ROUND_USER = "Problem: {problem}\n\n{context}\n\nChoose an appropriate tool."
+#: How the released code names the two parts of the context.
+DOCUMENTS_HEADER = "Documents:"
+PROGRAMS_HEADER = "python code and execution outputs:"
+#: What a tool that retrieves documents is called in the released catalog; withdrawn where the benchmark says.
+SEARCH = "search"
+ANSWER = "answer"
+
+#: (text) -> token count in the orchestrator's own tokenizer
+TokenCounter = Callable[[str], int]
+
+
+def estimated_tokens(text: str) -> int:
+    """~4 characters per token: the count used when the orchestrator's tokenizer is not at hand (a remote
+    endpoint); deterministic and close enough to decide a cut."""
+    return -(-len(text) // 4)
+
+
+@dataclass
+class RoundContext:
+    """What the environment has gathered in one rollout: documents (in the order found, each once) and
+    programs with their outputs."""
+
+    documents: list[str] = field(default_factory=list)
+    programs: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, observation: Observation) -> None:
+        """Take what a tool call returned: `meta["documents"]` (retrieval) and `meta["program"]` /
+        `meta["program_output"]` (code); anything else adds nothing to the context."""
+        for document in observation.meta.get("documents") or []:
+            if document not in self.documents:
+                self.documents.append(document)
+        if observation.meta.get("program"):
+            self.programs.append((observation.meta["program"], observation.meta.get("program_output") or ""))
+
+    def render(self, document_chars: int) -> str:
+        """The context text in the released layout: `Documents:` then `Doc i: {first document_chars
+        characters} ...` each, then `python code and execution outputs:` with each program and its
+        non-empty output in fenced blocks; "" when nothing was gathered."""
+        parts = []
+        if self.documents:
+            parts.append(DOCUMENTS_HEADER + "\n" + "".join(
+                f"Doc {i}: {d[:document_chars]} ...\n\n" for i, d in enumerate(self.documents, start=1)))
+        if self.programs:
+            blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n" + (f"```output\n{out.rstrip()}\n```\n\n" if out.strip() else "")
+                             for code, out in self.programs)
+            parts.append(f"{PROGRAMS_HEADER}\n{blocks}")
+        return "\n".join(parts).strip()
+
+
+def cut_front(text: str, budget: int, count: TokenCounter) -> str:
+    """`text` cut from the front to at most `budget` tokens as `count` measures them (the newest context
+    is kept). Found by bisection on the character offset, so a long context costs O(log n) counts."""
+    if budget <= 0 or not text:
+        return ""
+    if count(text) <= budget:
+        return text
+    low, high = 1, len(text)  # the smallest start offset whose tail fits
+    while low < high:
+        mid = (low + high) // 2
+        if count(text[mid:]) <= budget:
+            high = mid
+        else:
+            low = mid + 1
+    return text[low:]
+
+
+def round_messages(problem: str, context: str, instruction: str | None = None) -> list[dict[str, str]]:
+    """The two messages of one round; the instruction (if any) is the paragraph before the last line."""
+    user = ROUND_USER.format(problem=problem, context=context)
+    if instruction and instruction.strip():
+        head, _, tail = user.rpartition("\n\n")
+        user = f"{head}\n\n{instruction.strip()}\n\n{tail}"
+    return [{"role": "system", "content": ROUND_SYSTEM}, {"role": "user", "content": user}]
+
+
+def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> int:
+    """Tokens left for the context: the config's budget minus the problem's (the released HLE rule)."""
+    return max(0, config.context_tokens - count(problem))
+
+
+# ---- the catalog ----------------------------------------------------------------------------------
+
+
+_ROLE_VERB = {"search": "The model used to search for missing information.", "enhance_reasoning": "The model used to reason.",
+              ANSWER: "The model used to answer."}
+
+
+def round_catalog(specs: list[ToolSpec]) -> list[dict[str, Any]]:
+    """The catalog in the released format: per tool its description, and one `model` argument whose
+    description lists the slots, what each is good at, and a price / latency table."""
+    entries = []
+    for spec in specs:
+        if not spec.slots:
+            entries.append(spec.openai_schema())
+            continue
+        choices = list(spec.slots)
+        lines = [f"{_ROLE_VERB.get(spec.name, 'The model to use.')} Choices: {choices}."]
+        lines += [f"{name}: {slot.description.strip()}" for name, slot in spec.slots.items() if slot.description.strip()]
+        lines.append("Model | price per million input tokens | price per million output tokens | average latency")
+        lines += [f"{name} | ${slot.input_per_mtok:g} | ${slot.output_per_mtok:g} | {slot.latency.expected(300):.0f}s"
+                  for name, slot in spec.slots.items()]
+        entries.append({"type": "function", "function": {
+            "name": spec.name, "description": spec.description.strip(),
+            "parameters": {"type": "object", "properties": {"model": {"type": "string", "description": "\n".join(lines)}},
+                           "required": ["model"]}}})
+    return entries
+
+
+@lru_cache(maxsize=8)
+def _read_catalog(path: str) -> tuple[str, ...]:
+    try:
+        raw = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise LabInputError(f"--catalog {path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise LabInputError(f"--catalog {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(raw, list) or not all(isinstance(e, dict) and isinstance(e.get("function"), dict) for e in raw):
+        raise LabInputError(f"--catalog {path}: expected a JSON list of {{\"type\": \"function\", \"function\": {{...}}}} entries")
+    return tuple(json.dumps(e) for e in raw)
+
+
+def load_catalog(path: str, specs: list[ToolSpec]) -> list[dict[str, Any]]:
+    """A catalog file in the released format (`tools.json`), checked against the toolkit: every function
+    must be a tool of it, and every slot a `model` argument could name must be one of that tool's slots.
+    Only the tools in `specs` are offered (a withdrawn tool is not in the round's catalog)."""
+    entries = [json.loads(e) for e in _read_catalog(path)]
+    by_name = {s.name: s for s in specs}
+    offered = []
+    for entry in entries:
+        name = entry["function"].get("name")
+        if name not in by_name:
+            continue
+        slots = set(by_name[name].slots)
+        described = entry["function"].get("parameters", {}).get("properties", {}).get("model", {}).get("description", "")
+        unknown = sorted(s for s in _choices(described) if s not in slots)
+        if unknown:
+            raise LabInputError(f"--catalog {path}: tool '{name}' offers slot '{unknown[0]}', which the toolkit does not have "
+                                f"(its slots: {', '.join(sorted(slots))})")
+        offered.append(entry)
+    return offered
+
+
+def check_catalog(path: str, specs: list[ToolSpec]) -> None:
+    """Refuse, before any rollout, a catalog naming a function the toolkit does not have."""
+    names = {s.name for s in specs}
+    for entry in (json.loads(e) for e in _read_catalog(path)):
+        name = entry["function"].get("name")
+        if name not in names:
+            raise LabInputError(f"--catalog {path}: function '{name}' is not a tool of the toolkit ({', '.join(sorted(names))})")
+    load_catalog(path, specs)
+
+
+def _choices(description: str) -> list[str]:
+    """The slot names of a released `model` description: `Choices: ['a', 'b']`."""
+    start = description.find("Choices:")
+    if start < 0:
+        return []
+    body = description[start:].partition("[")[2].partition("]")[0]
+    return [c.strip().strip("'\"") for c in body.split(",") if c.strip()]
+
+
+# ---- the loop -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RoundRecord:
+    """One round's tokens, as the trainer needs them (rows are rounds)."""
+
+    turn: int
+    tokens: TokenTrajectory
+
+
+def offered_tools(tools: dict[str, Tool], context: RoundContext, config: RolloutConfig) -> dict[str, Tool]:
+    """The tools of this round: all of them, less `search` once a document exists where the benchmark
+    withdraws it (the released FRAMES rule)."""
+    if config.withdraw_search_after_documents and context.documents:
+        return {name: tool for name, tool in tools.items() if name != SEARCH}
+    return tools
+
+
+def first_valid_call(calls: list[ToolCall], tools: dict[str, Tool]) -> tuple[ToolCall | None, str | None]:
+    """The call this round runs, or None with the reason the round is skipped."""
+    problem = "no tool call (the orchestrator may only act by calling a tool; `answer` ends the task)"
+    for call in calls:
+        if call.error:
+            problem = call.error
+        elif call.name not in tools:
+            problem = f"unknown or withdrawn tool '{call.name}' (offered: {', '.join(tools)})"
+        else:
+            invalid = validate_arguments(tools[call.name].spec, call.arguments)
+            if invalid is None:
+                return call, None
+            problem = invalid
+    return None, problem
+
+
+async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instruction: str | None,
+                      context: ToolContext, config: RolloutConfig, key: dict[str, Any], state: RolloutState,
+                      count: TokenCounter, started: float) -> list[RoundRecord]:
+    """Play rounds until `answer` ran, the round limit or a cap; fills `state` as the engine's loop does.
+    Raises what the policy raises (the engine turns it into the rollout's status)."""
+    gathered = RoundContext()
+    rounds: list[RoundRecord] = []
+    last_observation: list[str] = []
+    budget = context_budget(config, problem, count)
+    for turn in range(config.max_turns):
+        state.turns = turn + 1
+        offered = offered_tools(tools, gathered, config)
+        specs = [tool.spec for tool in offered.values()]
+        catalog = load_catalog(config.catalog, specs) if config.catalog else round_catalog(specs)
+        environment = cut_front(gathered.render(config.document_chars), budget, count)
+        context.environment_context = environment
+        messages = round_messages(problem, environment, instruction)
+        output = await session.generate(messages, tools=catalog, observations=last_observation)
+        state.input_tokens += output.input_tokens
+        state.output_tokens += output.output_tokens
+        state.cost_usd += output.cost_usd
+        if output.tokens is not None and output.tokens.completion_ids:
+            rounds.append(RoundRecord(turn, output.tokens))
+        parsed = parse_turn(output.text, output.native_calls)
+        call, problem_text = first_valid_call(parsed.calls, offered)
+        prompt = messages[1]["content"]
+        if call is None:
+            state.format_ok = False
+            state.steps.append(StepRecord(**key, turn=turn, kind="format_error", reasoning=parsed.reasoning,
+                                          error=problem_text, prompt=prompt))
+            last_observation = []
+            state.latency_s += output.latency_s
+        else:
+            observation, _ = await execute_call(call, 0, offered, context, config)
+            state.tool_counts[observation.meta.get("counted_as") or call.name] += 1
+            state.cost_usd += observation.cost_usd
+            state.latency_s += output.latency_s + observation.latency_s
+            state.steps.append(StepRecord(
+                **key, turn=turn, kind="tool", reasoning=parsed.reasoning, tool_name=call.name, model=observation.model,
+                arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str), observation=observation.text,
+                input_tokens=observation.input_tokens, output_tokens=observation.output_tokens, cost_usd=observation.cost_usd,
+                latency_s=observation.latency_s, error=observation.error, started_at=utcnow(), simulated=observation.simulated,
+                prompt=prompt,
+            ))
+            context.transcript.append(observation.text)
+            if observation.error is None:
+                gathered.add(observation)
+                found = observation.meta.get("finding", observation.text)
+                if context.findings is not None and found:
+                    context.findings.append(finding(found, call.arguments))
+            last_observation = [observation.text]
+            final = observation.meta.get("final_answer") if observation.error is None else None
+            if final is not None:
+                state.answer = str(final)
+                state.steps.append(StepRecord(**key, turn=turn, call_idx=1, kind="answer", observation=state.answer))
+                break
+        state.stop_reason, state.cut = cap_reached(config, state, time.monotonic() - started)
+        if state.stop_reason:
+            break
+    else:
+        state.stop_reason = f"round limit {config.max_turns} reached without an answer"
+    return rounds
+

@@ -1,0 +1,69 @@
+"""What both rollout protocols share: the running totals of a rollout, the caps, and running one call.
+
+Why a module of its own: the conversation loop (`lab.rollout.engine`) and the round loop
+(`lab.rollout.rounds`) must count, cap and execute identically, or the reward would differ by protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from lab.records import StepRecord
+from lab.rollout.config import RolloutConfig
+from lab.rollout.parse import ToolCall
+from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+
+
+@dataclass
+class RolloutState:
+    """Running totals of one rollout."""
+
+    steps: list[StepRecord] = field(default_factory=list)
+    tool_counts: Counter = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    format_ok: bool = True
+    answer: str | None = None
+    stop_reason: str | None = None
+    cut: bool = False
+    turns: int = 0
+
+
+async def execute_call(
+    call: ToolCall, index: int, tools: dict[str, Tool], context: ToolContext, config: RolloutConfig
+) -> tuple[Observation, bool]:
+    """Run one call -> (observation, malformed). Every failure becomes an error observation the
+    orchestrator can read; malformed calls (bad JSON, unknown tool, schema violation, over the per-turn
+    limit) are also flagged for the format-consistency filter."""
+    if call.error:
+        return Observation.failure(call.error), True
+    if index >= config.max_calls_per_turn:
+        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one turn; this one was not run"), True
+    if call.name not in tools:
+        return Observation.failure(f"unknown tool '{call.name}' (available: {', '.join(tools)})"), True
+    tool = tools[call.name]
+    problem = validate_arguments(tool.spec, call.arguments)
+    if problem:
+        return Observation.failure(problem), True
+    started = time.monotonic()
+    try:
+        return await asyncio.wait_for(tool.execute(call.arguments, context), timeout=config.tool_timeout_s), False
+    except asyncio.TimeoutError:
+        message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s"
+    except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
+        message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"
+    return Observation.failure(message, latency_s=time.monotonic() - started), False
+
+
+def cap_reached(config: RolloutConfig, state: RolloutState, elapsed_s: float) -> tuple[str | None, bool]:
+    """(why the rollout stops, whether it was cut by the cost cap) or (None, False)."""
+    if config.cost_cap_usd is not None and state.cost_usd >= config.cost_cap_usd:
+        return f"cost cap ${config.cost_cap_usd:g} reached", True
+    if config.wall_clock_s is not None and elapsed_s >= config.wall_clock_s:
+        return f"wall-clock cap {config.wall_clock_s:g} s reached", False
+    return None, False
