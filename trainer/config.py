@@ -89,6 +89,14 @@ class OrchestraGRPOConfig(GRPOConfig):
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
             to one process without gradient checkpointing; TRL's own pass runs elsewhere.
 
+        protocol (`str`, defaults to `"conversation"`):
+            `conversation`: a rollout is one row, the orchestrator reads the whole conversation. `rounds`:
+            the released checkpoint's protocol (`lab.rollout.rounds`), a fresh prompt per round, each
+            round a row with its rollout's advantage (`trainer.rounds`); `dapo` normalises per token over
+            all kept rounds (as the released verl `token-mean`), `grpo` per round.
+        context_tokens (`int`, defaults to `27000`):
+            Rounds: the environment context is cut from the front to this many tokens minus the problem's.
+
     Parameters of logging and evaluation:
 
         db (`str` or `None`):
@@ -139,6 +147,15 @@ class OrchestraGRPOConfig(GRPOConfig):
     lab_eval_limit: int = field(default=24, metadata={"help": "Tasks per periodic evaluation."})
     lab_eval_preference: str = field(default="held-out", metadata={"help": "Preference of periodic evaluations."})
     warm_start: dict | None = field(default=None, metadata={"help": "SFT warm start on successful trajectories."})
+    protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
+    context_tokens: int = field(default=27000, metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
+
+    def rollout_config(self) -> Any:
+        """The rollout limits and protocol every training and evaluation rollout of this config uses."""
+        from lab.rollout import RolloutConfig
+
+        return RolloutConfig(max_turns=self.max_turns, observation_chars=self.observation_chars, protocol=self.protocol,
+                             context_tokens=self.context_tokens)
 
     def __post_init__(self) -> None:
         import torch
@@ -150,8 +167,12 @@ class OrchestraGRPOConfig(GRPOConfig):
         self.remove_unused_columns = False  # the rollout reads each example's task and randomisation
         super().__post_init__()
         problems = []
-        if self.loss_type not in ROW_EXCLUDING_LOSSES:
-            problems.append(f"loss_type {self.loss_type!r}: use one of {', '.join(ROW_EXCLUDING_LOSSES)}, whose normaliser "
+        if self.protocol not in ("conversation", "rounds"):
+            problems.append(f"protocol {self.protocol!r}: expected conversation or rounds")
+        # under rounds a filtered round is no row at all, so a per-round mean (grpo) is honest too
+        allowed = (*ROW_EXCLUDING_LOSSES, "grpo") if self.protocol == "rounds" else ROW_EXCLUDING_LOSSES
+        if self.loss_type not in allowed:
+            problems.append(f"loss_type {self.loss_type!r}: use one of {', '.join(allowed)}, whose normaliser "
                             "counts only kept tokens (grpo / dr_grpo still count filtered rows in the denominator)")
         if self.num_generations is None or self.num_generations < 2:
             problems.append(f"num_generations {self.num_generations}: GRPO needs at least 2 rollouts per group")

@@ -39,12 +39,13 @@ from trl.models import unwrap_model_for_generation
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 from lab.filters import format_consistent
-from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
+from lab.rollout import RolloutRequest, RolloutResult, run_rollout
 from lab.store import Store
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
 from trainer.metrics import rollout_metrics
+from trainer.rounds import round_batch, round_rows
 from trainer.scoring import GroupScores, RowFeatures, score_rows
 from trainer.shared_prompt import shared_prompt_logps
 
@@ -74,6 +75,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self._rows = [Example.from_row(x) for x in inputs]
+        if self.args.protocol == "rounds":
+            return self._round_rows_batch(inputs)
         output = super()._generate_and_score_completions(inputs)
         started = time.perf_counter()
         scores = self._scores
@@ -87,6 +90,38 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         self._log_rollouts(scores, local)
         self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
         return output
+
+    def _round_rows_batch(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        """The round protocol's generation batch: every kept round a row with its rollout's advantage
+        (`trainer.rounds`), scored and logged as the conversation path is."""
+        features = self.rollout([x["prompt"] for x in inputs])["lab_features"]
+        self.lab_reward([], [], features)
+        started = time.perf_counter()
+        scores = self._scores
+        assert scores is not None, "the lab reward function did not run"
+        local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
+        rows, skipped = round_rows(self._results, list(scores.advantages[local]), list(scores.keep[local]))
+        batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device, self.args.steps_per_generation)
+        batch["num_items_in_batch"] = self.accelerator.gather(batch["completion_mask"].sum()).sum()
+        if self.beta != 0.0:
+            batch["ref_per_token_logps"] = self._reference_logps(batch)
+        self._log_rollouts(scores, local)
+        all_rounds = sum(len(r.rounds) for r in self._results)
+        self.generation_metrics.update({"rounds/kept": float(len(rows)), "rounds/skipped_format": float(skipped),
+                                        "rounds/per_trajectory": all_rounds / max(len(self._results), 1)})
+        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        return batch
+
+    def _reference_logps(self, batch: dict[str, Any]) -> Any:
+        """Per-token logps of the reference model on the round rows (for a KL term, `beta` > 0)."""
+        if self.ref_model is None:
+            raise RuntimeError("beta > 0 under the round protocol needs a reference model (not a PEFT adapter)")
+        input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(min=1)], dim=1)
+        with torch.no_grad():
+            logps, _ = self._get_per_token_logps_and_entropies(self.ref_model, input_ids, attention,
+                                                               batch["completion_ids"].size(1))[:2]
+        return logps
 
     def rollout(self, prompts: list[Any], trainer: Any = None) -> dict[str, list]:
         """TRL's `rollout_func`: the lab engine on every row of this rank's generation batch."""
@@ -123,8 +158,9 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                 out["logprobs"].append(tokens.logprobs)
                 out["env_mask"].append(tokens.mask)
             preference = [dict(row.preference)[name] for name in [*self.environment.features, "outcome", "compute", "latency"]]
-            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, preference,
-                                                      format_consistent(result.trajectory, result.steps)))
+            # under the round protocol a malformed round is dropped alone (`trainer.rounds`), not its rollout
+            well_formed = self.args.protocol == "rounds" or format_consistent(result.trajectory, result.steps)
+            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, preference, well_formed))
         generated = sum(sum(m) for m in out["env_mask"])
         self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
         self.generations += 1
@@ -162,7 +198,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
     async def _run_all(self, rows: list[Example], sample_idx: list[int], step: int, model: Any) -> list[RolloutResult]:
         args: OrchestraGRPOConfig = self.args
         policy = self.rollout_policy(model)
-        config = RolloutConfig(max_turns=args.max_turns, observation_chars=args.observation_chars)
+        config = args.rollout_config()
 
         async def one(row: Example, index: int) -> RolloutResult:
             seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4], "big")

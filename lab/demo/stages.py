@@ -56,7 +56,7 @@ class DemoStages:
 
     def baselines(self) -> None:
         for name, orchestrator in BASELINES.items():
-            self._evaluate(name, orchestrator)
+            self._evaluate(name, orchestrator, protocol=self.config.protocol, context_tokens=self.config.context_tokens)
 
     def smollm2(self) -> None:
         """SmolLM2-135M-Instruct, untrained, as an orchestrator: what a small model does before any training."""
@@ -97,6 +97,7 @@ class DemoStages:
         a modelled decode latency (wall time on a shared CPU would be noise in latency and the reward)."""
         config = self.config
         return {"max_new_tokens": config.turn_max_new_tokens, "observation_chars": config.observation_chars,
+                "protocol": config.protocol, "context_tokens": config.context_tokens,
                 "orchestrator_latency_per_token_s": config.orchestrator_latency_per_token_s,
                 "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
 

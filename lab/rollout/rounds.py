@@ -108,12 +108,18 @@ def cut_front(text: str, budget: int, count: TokenCounter) -> str:
 
 
 def round_messages(problem: str, context: str, instruction: str | None = None) -> list[dict[str, str]]:
-    """The two messages of one round; the instruction (if any) is the paragraph before the last line."""
-    user = ROUND_USER.format(problem=problem, context=context)
-    if instruction and instruction.strip():
-        head, _, tail = user.rpartition("\n\n")
-        user = f"{head}\n\n{instruction.strip()}\n\n{tail}"
+    """The two messages of one round."""
+    user = with_instruction(ROUND_USER.format(problem=problem, context=context), instruction)
     return [{"role": "system", "content": ROUND_SYSTEM}, {"role": "user", "content": user}]
+
+
+def with_instruction(user: str, instruction: str | None) -> str:
+    """A round's user prompt with the preference instruction as the paragraph before its last line (the
+    released code has none: it is the lab's, so that a fresh prompt still carries the user's preference)."""
+    if not instruction or not instruction.strip():
+        return user
+    head, _, tail = user.rpartition("\n\n")
+    return f"{head}\n\n{instruction.strip()}\n\n{tail}"
 
 
 def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> int:
@@ -211,6 +217,8 @@ class RoundRecord:
 
     turn: int
     tokens: TokenTrajectory
+    #: whether the round ran a call; a skipped round is a format error, dropped from training on its own
+    valid: bool
 
 
 def offered_tools(tools: dict[str, Tool], context: RoundContext, config: RolloutConfig) -> dict[str, Tool]:
@@ -258,10 +266,10 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         state.input_tokens += output.input_tokens
         state.output_tokens += output.output_tokens
         state.cost_usd += output.cost_usd
-        if output.tokens is not None and output.tokens.completion_ids:
-            rounds.append(RoundRecord(turn, output.tokens))
         parsed = parse_turn(output.text, output.native_calls)
         call, problem_text = first_valid_call(parsed.calls, offered)
+        if output.tokens is not None and output.tokens.completion_ids:
+            rounds.append(RoundRecord(turn, output.tokens, valid=call is not None))
         prompt = messages[1]["content"]
         if call is None:
             state.format_ok = False
