@@ -17,12 +17,15 @@ from lab.errors import LabInputError
 TRAIN_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "cpu-tiny.yaml"
 
 #: Scripted baselines by run name: the cascade, always-the-strongest, the paper's biased prompted
-#: orchestrators (Fig. 3 emulations) and the oracle, a privileged upper bound that reads the grader.
+#: orchestrators (Fig. 3 emulations), the best fixed route per family chosen on the train split (the
+#: non-privileged anchor a trained orchestrator must beat) and the oracle, a privileged upper bound
+#: that reads the grader.
 BASELINES = {
     "cascade": "scripted:cheapest-first",
     "strongest": "scripted:always-strongest",
     "qwen3-8b-prompted": "scripted:qwen3-8b-prompted",
     "gpt-5-prompted": "scripted:gpt-5-prompted",
+    "best-route": "scripted:best-route",
     "oracle": "scripted:oracle",
 }
 #: The three instructions the trained orchestrator is swept over (each P has three held-out wordings).

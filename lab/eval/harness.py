@@ -101,7 +101,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
         source.grader = _judged(source.grader, llm_tool(tools, config.judge, "--judge", config.toolkit))
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
-                         latency_per_token_s=config.orchestrator_latency_per_token_s)
+                         latency_per_token_s=config.orchestrator_latency_per_token_s, best_route=_route_training(config, source, toolkit))
     store.write_tasks([task_record for task_record in source.records])
     summaries = []
     budget = _Budget(config.budget_usd)
@@ -116,6 +116,16 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
         if close:
             await close()
     return summaries
+
+
+def _route_training(config: EvalConfig, source: EvalSource, toolkit: Any) -> dict[str, Any] | None:
+    """What `scripted:best-route` measures its routes on: the train split's tasks of the families evaluated."""
+    if config.orchestrator != "scripted:best-route":
+        return None
+    families = {getattr(task, "family", None) for task in source.tasks}
+    train = load_source(config.model_copy(update={"split": "train", "tasks": [], "limit": None}))
+    return {"train_tasks": [t for t in train.tasks if getattr(t, "family", None) in families],
+            "features": toolkit.feature_names, "config": rollout_config_for(config, max(config.max_turns))}
 
 
 def check_round_toolkit(toolkit: Any, catalog: str | None) -> None:

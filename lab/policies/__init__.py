@@ -13,19 +13,21 @@ from lab.tools.base import Tool
 def policy_names() -> list[str]:
     from lab.policies.scripted import SCRIPTS
 
-    return ["hf:<path>", "openai:<model>@<base_url>", *(f"scripted:{n}" for n in [*SCRIPTS, "oracle"])]
+    return ["hf:<path>", "openai:<model>@<base_url>", *(f"scripted:{n}" for n in [*SCRIPTS, "best-route", "oracle"])]
 
 
 def make_policy(
     spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None,
     task_tools: Callable[[Any], dict[str, Tool]] | None = None,
     temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
-    latency_per_token_s: float | None = None,
+    latency_per_token_s: float | None = None, best_route: dict[str, Any] | None = None,
 ) -> Policy:
     """Build the orchestrator named by `spec` (the `--orchestrator` flag).
 
     `temperature`, `top_p` and `max_new_tokens` (None: the policy's own default) set how `hf:` and
-    `openai:` orchestrators sample; scripts ignore them (their randomness is the rollout seed)."""
+    `openai:` orchestrators sample; scripts ignore them (their randomness is the rollout seed).
+    `best_route` holds what `scripted:best-route` measures its routes with: `train_tasks`, `features`
+    and `config` (the run's rollout config)."""
     sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p}
     kind, _, name = spec.partition(":")
     if kind == "scripted":
@@ -37,8 +39,14 @@ def make_policy(
             if tools is None or grader is None:
                 raise LabInputError("scripted:oracle needs the run's tools and grader")
             return OraclePolicy(tools, grader, task_tools)
+        if name == "best-route":
+            from lab.policies.best_route import BestRoutePolicy
+
+            if tools is None or grader is None or best_route is None:
+                raise LabInputError("scripted:best-route needs the run's tools, grader and train tasks")
+            return BestRoutePolicy(tools, grader, task_tools=task_tools, **best_route)
         if name not in SCRIPTS:
-            raise LabInputError(f"--orchestrator '{spec}': unknown script (known: {', '.join([*SCRIPTS, 'oracle'])})")
+            raise LabInputError(f"--orchestrator '{spec}': unknown script (known: {', '.join([*SCRIPTS, 'best-route', 'oracle'])})")
         return ScriptedPolicy(name, SCRIPTS[name])
     if kind == "openai":
         from lab.policies.openai_policy import OpenAIPolicy

@@ -107,7 +107,9 @@ async def run_rollout(
     context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed), findings=[])
     user = request.user.session(task) if request.user is not None else None
     question = user.opening() if user is not None else task.question
-    seen = task if getattr(policy, "privileged", False) else TaskView(task_id=task.task_id, question=question)
+    seen = task if getattr(policy, "privileged", False) else TaskView(
+        task_id=task.task_id, question=question, family=str(getattr(task, "family", "") or ""),
+        preference=tuple(sorted(request.preference.items())))
     session = policy.session(seen, specs, request.seed)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(specs, request.preference_instruction)},

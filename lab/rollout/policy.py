@@ -27,6 +27,10 @@ class TaskView:
 
     task_id: str
     question: str
+    #: The benchmark family the task comes from (`frames`, `hle`...; public, as a benchmark's name is).
+    family: str = ""
+    #: The user's preference vector P for this task (the instruction states it too); `()` when none.
+    preference: tuple[tuple[str, float], ...] = ()
 
 
 class TokenTrajectory(BaseModel):
