@@ -48,6 +48,10 @@ PROGRAMS_HEADER = "python code and execution outputs:"
 SEARCH = "search"
 ANSWER = "answer"
 
+#: Tokens of context a slot's model receives (the released HLE budget): a small orchestrator may read a
+#: shorter cut (`RolloutConfig.context_tokens`), but the model it delegates to reads what it can hold.
+MODEL_CONTEXT_TOKENS = 27000
+
 #: (text) -> token count in the orchestrator's own tokenizer
 TokenCounter = Callable[[str], int]
 
@@ -259,8 +263,10 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         offered = offered_tools(tools, gathered, config)
         specs = [tool.spec for tool in offered.values()]
         catalog = load_catalog(config.catalog, specs) if config.catalog else round_catalog(specs)
-        environment = cut_front(gathered.render(config.document_chars), budget, count)
-        context.environment_context = environment
+        rendered = gathered.render(config.document_chars)
+        environment = cut_front(rendered, budget, count)
+        # the slot's model reads the context at the released budget, whatever the orchestrator's own cut
+        context.environment_context = cut_front(rendered, MODEL_CONTEXT_TOKENS, estimated_tokens)
         messages = round_messages(problem, environment, instruction)
         output = await session.generate(messages, tools=catalog, observations=last_observation)
         state.input_tokens += output.input_tokens
