@@ -80,6 +80,22 @@ def ranking(features: Features, run_ids: Sequence[str], P: dict[str, float]) -> 
     return table
 
 
+def zero_ranking_reason(features: Features, table: pd.DataFrame, P: dict[str, float]) -> str | None:
+    """Why every ranked system scores 0 (one line), or None when some score is not 0."""
+    scores = table.preference_score.fillna(0.0)
+    if table.empty or (scores != 0).any():
+        return None
+    if not any(v > 0 for v in P.values()):
+        return "Every score is 0 because P is all zeros: give some entry a weight."
+    if int(table.n_tasks.max()) == 0:
+        return "Every score is 0 because these runs share no task: the score compares systems on the tasks they all ran."
+    runs = features.rows.run_id.isin(table.run_id)
+    if not (features.rows.outcome[runs] > 0).any():
+        return "Every score is 0 because none of these runs solved a task: Eq. 2 gives an unsolved trajectory 0."
+    return ("Every score is 0 because on each shared task the weighted features are equal across these runs "
+            "(a constant column normalises to 0): weight outcome, cost or latency, or add another system.")
+
+
 def group_rewards(features: Features, P: dict[str, float]) -> pd.DataFrame:
     """Each trajectory's Eq. 2 reward and GRPO advantage under P within its group of one run (the task's
     samples, or the logged GRPO group), and whether it wins its group. Runs with one sample per task have

@@ -55,12 +55,24 @@ def pick_run(runs: pd.DataFrame, label: str = "Run", kinds: tuple[str, ...] = ("
     return chosen
 
 
+def story_runs(runs: pd.DataFrame) -> list[str]:
+    """The demo's compared systems (baselines, best-route, warm start, trained), the newest run of each
+    name, in the demo's order; [] in a store the demo did not write."""
+    from lab.demo.plan import COMPARED
+
+    evals = runs[runs.kind == "eval"].sort_values("started_at")
+    newest = evals.drop_duplicates("name", keep="last").set_index("name").run_id
+    return [newest[name] for name in COMPARED if name in newest.index]
+
+
 def pick_runs(runs: pd.DataFrame, label: str = "Runs", key: str = "runs", default: int = 4) -> list[str]:
-    """Several eval runs, kept in the URL as `?runs=a,b`."""
+    """Several eval runs, kept in the URL as `?runs=a,b`. Without a link, the demo's compared systems
+    when the store has them (the story the demo tells), else the first `default` runs."""
     ids = list(runs[runs.kind == "eval"].run_id)
     wanted = [r for r in (st.query_params.get(key) or "").split(",") if r in ids]
     labels = {r.run_id: run_label(r) for r in runs.itertuples()}
-    chosen = st.multiselect(label, ids, default=wanted or ids[:default], format_func=labels.get, key=f"pick-{key}")
+    chosen = st.multiselect(label, ids, default=wanted or story_runs(runs) or ids[:default], format_func=labels.get,
+                            key=f"pick-{key}")
     st.query_params[key] = ",".join(chosen)
     return chosen
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
-from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text
+from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text, zero_ranking_reason
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.preference import preference_pairs
 from lab.report.figures import preference_score_figure
@@ -57,6 +57,9 @@ def _steer(features: Features, run_ids: list[str]) -> None:
 
     table = ranking(features, run_ids, values)
     st.markdown("**Ranking:** " + " > ".join(f"{r.run_id} ({r.preference_score:.3f})" for r in table.itertuples()))
+    reason = zero_ranking_reason(features, table, values)
+    if reason:
+        st.caption(reason)
     left, right = st.columns(2)
     left.subheader("Ranking of systems")
     left.dataframe(table, hide_index=True, key="ranking")

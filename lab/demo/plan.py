@@ -28,6 +28,8 @@ BASELINES = {
     "best-route": "scripted:best-route",
     "oracle": "scripted:oracle",
 }
+#: The runs the demo compares, in the order its tables and the dashboard's default selections show them.
+COMPARED = (*BASELINES, "warm-start", "trained")
 #: The three instructions the trained orchestrator is swept over (each P has three held-out wordings).
 SWEEP_PREFERENCES = {"accuracy": "outcome=1", "cost": "outcome=1,compute=0.8", "speed": "outcome=1,latency=0.9"}
 HELD_OUT_PRICING = "deepinfra"

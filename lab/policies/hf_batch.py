@@ -64,10 +64,18 @@ class PrefixCache:
     layers: list[tuple[Any, Any]] = field(default_factory=list)  # per layer (keys, values): (1, heads, len(tokens), dim)
 
     def reusable(self, context: list[int]) -> int:
-        """How many leading tokens of `context` this cache holds (0 when it is not a prefix); at least
-        one token is always left to prefill, since the next token's logits come from the last one."""
-        n = len(self.tokens)
-        return n if self.layers and 0 < n < len(context) and context[:n] == self.tokens else 0
+        """How many leading tokens of `context` this cache can stand for: the longest prefix it shares with
+        the cached tokens (a round protocol's next prompt repeats the catalog and the problem, then
+        differs); at least one token is always left to prefill, since the next token's logits come from
+        the last one. Keys and values of a causal model at a position depend only on the tokens up to it,
+        so the shared part of the cache is exactly what a prefill would give."""
+        if not self.layers:
+            return 0
+        limit = min(len(self.tokens), len(context) - 1)
+        n = 0
+        while n < limit and self.tokens[n] == context[n]:
+            n += 1
+        return n
 
 
 @dataclass(frozen=True)
@@ -265,6 +273,7 @@ class BatchedSampler:
             per_row: list[tuple[Any, Any]] = []
             for row, n in zip(rows, reused):
                 k, v = row.request.cache.layers[index] if n else (keys[:, :, :0], keys[:, :, :0])
+                k, v = k[:, :, :n], v[:, :, :n]  # the shared prefix only
                 pad = keys.new_zeros(1, keys.shape[1], cached - n, keys.shape[3])
                 per_row.append((torch.cat([pad, k], dim=2), torch.cat([pad, v], dim=2)))
             layers.append((torch.cat([k for k, _ in per_row]), torch.cat([v for _, v in per_row])))

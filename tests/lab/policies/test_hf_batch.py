@@ -257,16 +257,17 @@ def test_a_session_cache_prefills_only_the_new_tokens_and_samples_as_a_full_pref
     assert_same(reused, alone(sampler, [turn_request(c, budget=8) for c in second]))
 
 
-def test_a_cache_that_is_not_a_prefix_is_ignored_and_a_batch_mixes_both(loaded, batches):
+def test_a_cache_is_reused_up_to_where_it_differs_and_a_batch_mixes_both(loaded, batches):
     sampler, prompts = BatchedSampler(loaded), contexts(loaded)
     caches = [PrefixCache() for _ in prompts]
     first = together(sampler, [cached(p, c) for p, c in zip(prompts, caches)])
     edited = list(prompts[1])
-    edited[2] = edited[2] + 1  # the buffer changed under the cache: it must not be reused
+    edited[2] = edited[2] + 1  # the context differs from the cache at token 2: only tokens 0-1 are reused
     contexts_2 = [prompts[0] + first[0][0] + [7, 8], edited, prompts[2] + first[2][0][:3], prompts[3]]
     requests = [cached(contexts_2[0], caches[0]), cached(contexts_2[1], caches[1]), cached(contexts_2[2], caches[2]),
                 turn_request(contexts_2[3])]
-    assert [c.reusable(x) for c, x in zip(caches[:3], contexts_2[:3])] == [len(caches[0].tokens), 0, 0]
+    shared_2 = min(len(caches[2].tokens), len(contexts_2[2]) - 1)  # a shorter continuation: all but its last token
+    assert [c.reusable(x) for c, x in zip(caches[:3], contexts_2[:3])] == [len(caches[0].tokens), 2, shared_2]
     del batches[:]
     mixed = together(sampler, requests)
     assert batches == [4]
