@@ -150,6 +150,12 @@ class OrchestraGRPOConfig(GRPOConfig):
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
     context_tokens: int = field(default=27000, metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
 
+    def eval_settings(self) -> dict[str, Any]:
+        """The `EvalConfig` fields an evaluation of this config's models needs to see them as training did."""
+        return {"max_new_tokens": self.turn_max_new_tokens, "observation_chars": self.observation_chars,
+                "orchestrator_latency_per_token_s": self.orchestrator_latency_per_token_s, "protocol": self.protocol,
+                "context_tokens": self.context_tokens}
+
     def rollout_config(self) -> Any:
         """The rollout limits and protocol every training and evaluation rollout of this config uses."""
         from lab.rollout import RolloutConfig

@@ -66,8 +66,7 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
             tasks=tasks, preferences=[preference], preference_instruction=instruction, max_turns=[config.max_turns],
-            max_new_tokens=config.turn_max_new_tokens, observation_chars=config.observation_chars,
-            orchestrator_latency_per_token_s=config.orchestrator_latency_per_token_s, seed=config.seed,
+            **config.eval_settings(), seed=config.seed,
             samples=samples, temperature=config.temperature, top_p=config.top_p,
             concurrency=len(tasks) * samples, run_name=f"evidence-{'warm' if model == warm else 'trained'}",
         )

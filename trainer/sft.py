@@ -44,7 +44,8 @@ from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
 from trainer.scoring import RowFeatures, score_rows
 
-WARM_START_KEYS = {"orchestrators", "limit", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length", "plan"}
+WARM_START_KEYS = {"orchestrators", "limit", "samples", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length",
+                   "plan"}
 
 
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
         raise LabInputError(f"warm_start: unknown key '{unknown[0]}' (known: {', '.join(sorted(WARM_START_KEYS))})")
     if not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
-    return {"limit": None, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
+    return {"limit": None, "samples": 1, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
             "max_length": 4096, "plan": True, **options}
 
 
@@ -65,7 +66,7 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
     for orchestrator in options["orchestrators"]:
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.train_split, orchestrator=orchestrator, toolkit=config.toolkit,
-            tasks=task_ids[: options["limit"]],
+            tasks=task_ids[: options["limit"]], samples=options["samples"],
             max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed, run_name=f"warm-start-{orchestrator.split(':')[-1]}",
             protocol=config.protocol, context_tokens=config.context_tokens,
         )
@@ -101,10 +102,18 @@ def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment,
 
 def _round_rows(steps: pd.DataFrame, specs: list[Any], instruction: str) -> list[dict[str, Any]]:
     """One row per round of a solved round-protocol trajectory: the round's prompt (with the example's
-    instruction) and the call it made, under the round's native catalog."""
+    instruction) and the call it made, under the round's native catalog.
+
+    A round after which the next round's prompt is the same (a search whose writer found nothing left
+    to look up, a reasoning call that wrote no program) changed nothing the orchestrator can see, so
+    its prompt would be taught two different calls (this one, and the one that really came next): such
+    a round is left out, and the example teaches the call that made progress."""
     catalog = json.dumps(round_catalog(specs), ensure_ascii=False)
+    tool_steps = steps[steps.kind == "tool"].sort_values("turn").to_dict("records")
     rows = []
-    for step in steps[steps.kind == "tool"].sort_values("turn").to_dict("records"):
+    for step, following in zip(tool_steps, [*tool_steps[1:], None]):
+        if following is not None and following["prompt"] == step["prompt"]:
+            continue
         prompt = [{"role": "system", "content": ROUND_SYSTEM},
                   {"role": "user", "content": with_instruction(step["prompt"], instruction)}]
         call = format_tool_call(step["tool_name"], json.loads(step["arguments_json"]))

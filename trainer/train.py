@@ -119,9 +119,7 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
     name = f"hf:{run_id}@step{step}"
     eval_config = EvalConfig.build(
         benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
-        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], max_new_tokens=config.turn_max_new_tokens,
-        observation_chars=config.observation_chars, orchestrator_latency_per_token_s=config.orchestrator_latency_per_token_s,
-        protocol=config.protocol, context_tokens=config.context_tokens, seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
+        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(), seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
     )
     was_training = model.training
     model.eval()

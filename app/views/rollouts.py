@@ -86,6 +86,10 @@ def _step(step) -> None:
         st.markdown(f"**turn {step.turn + 1} · {step.kind} · {label}**{mark} — "
                     f"{int(step.input_tokens)}+{int(step.output_tokens)} tokens · ${step.cost_usd:.5f} · "
                     f"{step.latency_s:.2f} s")
+        prompt = getattr(step, "prompt", "")
+        if isinstance(prompt, str) and prompt:  # the round protocol: what the orchestrator read this round
+            with st.expander(f"round prompt ({len(prompt)} characters)"):
+                st.text(prompt)
         if isinstance(step.reasoning, str) and step.reasoning.strip():
             st.markdown(f"*reasoning:* {step.reasoning}")
         if isinstance(step.arguments_json, str) and step.arguments_json not in ("", "{}", "null"):

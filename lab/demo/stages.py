@@ -95,11 +95,7 @@ class DemoStages:
     def _hf_settings(self) -> dict[str, Any]:
         """Local models run as the trainer evaluates them: its per-turn token limit, its observation cut and
         a modelled decode latency (wall time on a shared CPU would be noise in latency and the reward)."""
-        config = self.config
-        return {"max_new_tokens": config.turn_max_new_tokens, "observation_chars": config.observation_chars,
-                "protocol": config.protocol, "context_tokens": config.context_tokens,
-                "orchestrator_latency_per_token_s": config.orchestrator_latency_per_token_s,
-                "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
+        return {**self.config.eval_settings(), "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
 
     def _evaluate(self, name: str, orchestrator: str, preference: str = "held-out", max_turns: int | None = None,
                   tasks: list[str] | None = None, **settings: Any) -> None:

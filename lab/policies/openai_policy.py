@@ -3,12 +3,15 @@
 This is how vLLM-served checkpoints, OpenAI and Together models orchestrate, and how prompted baselines
 such as GPT-5-as-orchestrator run.
 
-Why no `tools` parameter: the engine's system prompt (`lab.rollout.prompt.system_prompt`) already holds
-the priced tool catalog, and a server renders `tools` into the prompt again, so the orchestrator would
-read the catalog twice and `openai:` runs would see a different prompt from `hf:` runs of the same
-checkpoint. The messages go out as the engine built them (results of text calls as user turns, see
-`_wire_message`); calls come back as `<tool_call>` text, which `lab.rollout.parse` reads. A server that parses calls itself (vLLM `--tool-call-parser hermes`)
-may still return native `tool_calls`; they are handled too, and answered by call id.
+Under the conversation protocol no `tools` parameter is sent: the engine's system prompt
+(`lab.rollout.prompt.system_prompt`) already holds the priced tool catalog, and a server renders `tools`
+into the prompt again, so the orchestrator would read the catalog twice and `openai:` runs would see a
+different prompt from `hf:` runs of the same checkpoint. The messages go out as the engine built them
+(results of text calls as user turns, see `_wire_message`); calls come back as `<tool_call>` text,
+which `lab.rollout.parse` reads. Under the round protocol (`lab.rollout.rounds`) the catalog is sent
+as `tools=`, as the released evaluation sends it to vLLM (`--enable-auto-tool-choice
+--tool-call-parser hermes`); the server's `tool_calls` are read first and `<tool_call>` text in the
+content is parsed when a server returns none.
 
 Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the hot loop of an
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine

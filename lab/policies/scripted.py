@@ -219,7 +219,7 @@ def _is_read(step: dict[str, Any]) -> bool:
 
 
 def solve(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str | None = None,
-          search: bool = True, compute: bool = True) -> Script:
+          search: bool = True, compute: bool = True, hops: int = MAX_HOPS) -> Script:
     """Gather evidence (queries written by `writer`, default the first model; `search` and `compute` say
     whether to search and to compute at all), then answer with `models` in order (all of them only if
     `escalate` and unsure)."""
@@ -228,14 +228,14 @@ def solve(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: s
     if kit.domain:
         yield from act(view, kit, models, escalate)
     elif kit.paper:
-        yield from paper_answer(view, kit, models, writer or models[0], search, compute)
+        yield from paper_answer(view, kit, models, writer or models[0], search, compute, hops)
     else:
-        yield from free_answer(view, kit, models, escalate, writer or models[0], search, compute)
+        yield from free_answer(view, kit, models, escalate, writer or models[0], search, compute, hops)
 
 
 def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, writer: str, search: bool = True,
-                compute: bool = True) -> Script:
-    evidence = yield from free_evidence(view, kit, writer, search, compute)
+                compute: bool = True, hops: int = MAX_HOPS) -> Script:
+    evidence = yield from free_evidence(view, kit, writer, search, compute, hops)
     final = None
     for model in models:
         (reply,) = yield call(kit.tool_for(model), prompt=ask_prompt(view.question, evidence))
@@ -246,11 +246,11 @@ def free_answer(view: TaskView, kit: Kit, models: list[str], escalate: bool, wri
 
 
 def free_evidence(view: TaskView, kit: Kit, writer: str, search: bool = True,
-                  compute: bool = True) -> Generator[str, list[str], list[str]]:
-    """Search hop by hop with queries `writer` writes, then run the program a coder writes."""
+                  compute: bool = True, hops: int = MAX_HOPS) -> Generator[str, list[str], list[str]]:
+    """Search hop by hop (at most `hops`) with queries `writer` writes, then run the program a coder writes."""
     evidence: list[str] = []
     if search and kit.has("local_search"):
-        for _ in range(MAX_HOPS):
+        for _ in range(hops):
             (reply,) = yield call(kit.tool_for(writer), prompt=query_prompt(view.question, evidence))
             query = extract_query(reply)
             if query is None:
@@ -267,11 +267,12 @@ def free_evidence(view: TaskView, kit: Kit, writer: str, search: bool = True,
 
 
 def paper_answer(view: TaskView, kit: Kit, models: list[str], writer: str, search: bool = True,
-                 compute: bool = True) -> Script:
-    """Paper shape: search while the slot's model finds something to look up, reason once, answer."""
+                 compute: bool = True, hops: int = MAX_HOPS) -> Script:
+    """Paper shape: search while the slot's model finds something to look up (at most `hops` times),
+    reason once, answer."""
     model = models[0]
     if search and kit.has("search"):
-        for _ in range(MAX_HOPS):
+        for _ in range(hops):
             (found,) = yield call("search", model=kit.slot("search", writer))
             if NOTHING_TO_SEARCH in found:
                 break
@@ -338,16 +339,19 @@ def random_choice(view: TaskView, kit: Kit, rng: random.Random) -> Script:
 
 
 def explore(view: TaskView, kit: Kit, rng: random.Random) -> Script:
-    """A random route: a random model answers, another random one writes the queries, and searching and
-    computing are each done or skipped on a coin flip.
+    """A random route: a random model answers, another random one writes the queries, searching and
+    computing are each done or skipped on a coin flip, and the searches stop after a random number of
+    hops (1 to `MAX_HOPS`) if the writer has not stopped them before.
 
     Why: warm-start data (`trainer.sft`) from the other scripts always searches, computes, then answers,
     so a model trained on it can predict each call without reading it, and when sampling makes an unusual
     choice (answer early) it writes the slot of the usual one (`answer` with `reasoner-1`): a malformed
     call. Routes whose next step is not predictable teach it to read the call it is writing, and give
-    GRPO cheaper routes (no search, no computing) to compare."""
+    GRPO cheaper routes (no search, no computing) to compare. The hop cap gives the warm start's
+    best-of-group selection routes that stop searching as soon as the answer is solvable, which the
+    writer's own stop (one search past the last hop) never does."""
     return solve(view, kit, [rng.choice(kit.models())], escalate=False, writer=rng.choice(kit.models()),
-                 search=rng.random() < 0.5, compute=rng.random() < 0.5)
+                 search=rng.random() < 0.5, compute=rng.random() < 0.5, hops=rng.randint(1, MAX_HOPS))
 
 
 def round_robin(view: TaskView, kit: Kit, rng: random.Random) -> Script:

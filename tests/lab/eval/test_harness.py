@@ -105,13 +105,13 @@ def test_failures_are_written_and_counted_outages_are_not(tmp_path: Path, world,
     calls = {"n": 0}
     original = scripted._ScriptSession.generate
 
-    async def flaky(self, messages):
+    async def flaky(self, messages, tools=None, observations=None):
         calls["n"] += 1
         if calls["n"] % 7 == 3:
             raise EndpointUnavailable("openai:m@http://127.0.0.1:9/v1: connection refused")
         if calls["n"] % 7 == 5:
             raise ValueError("policy bug")
-        return await original(self, messages)
+        return await original(self, messages, tools, observations)
 
     monkeypatch.setattr(scripted._ScriptSession, "generate", flaky)
     store = Store(tmp_path / "f.duckdb")
