@@ -10,9 +10,10 @@ examples (`trainer.examples`: a task, a provider's prices, a training (PI, P) pa
 the task's group is scored with Eq. 2 under the example's P (`trainer.scoring.score_rows`, the reward
 GRPO uses) and the solved, well-formed trajectories with the group's highest reward are kept, shown
 under that example's instruction and priced catalog. So "keep the bill low" is paired with the cheapest
-route that solved the task, "GPT-5 is approved" with GPT-5's, and "money is no object" with every
-solved route (Eq. 2 ties them): best-of-group selection by the training reward (rejection-sampling
-fine-tuning), not hand-written conditioning.
+route that solved the task, "GPT-5 is approved" with GPT-5's, and "money is no object" with one of the
+solved routes (Eq. 2 ties them all; one per example, so every instruction weighs the same):
+best-of-group selection by the training reward (rejection-sampling fine-tuning), not hand-written
+conditioning.
 
 Each kept trajectory is rebuilt as the chat the rollout engine shows an orchestrator: the system
 prompt (the example's priced catalog and instruction), the question, then per turn the assistant text
@@ -22,6 +23,7 @@ prompt (the example's priced catalog and instruction), the question, then per tu
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -82,7 +84,7 @@ def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment,
     trajectories = trajectories[trajectories.format_ok & trajectories.valid_output]
     questions = queries.tasks_df(store).set_index(["benchmark", "task_id"]).question
     examples = [e for e in environment.examples(per_task) if e.task_id in set(trajectories.task_id)]
-    chosen = select_best(trajectories, examples, environment.features)
+    chosen = one_per_example(select_best(trajectories, examples, environment.features))
     steps = {run_id: queries.steps_df(store, run_id) for run_id in run_ids}
     observation_chars = environment.config.observation_chars
     rounds = environment.config.protocol == "rounds"
@@ -134,6 +136,24 @@ def preference_plan(example: Example) -> str:
     order = [*OBJECTIVES, *(name for name in weights if name not in OBJECTIVES)]
     named = [f"{name}={weights[name]:g}" for name in order if weights.get(name, 0) > 0]
     return f"Weights: {', '.join(named)}."
+
+
+def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, Any]]:
+    """One of each example's best trajectories, picked by a stable hash of (example, run, task, sample).
+
+    Why: an instruction whose P ties every solved route (accuracy only) would otherwise bring all of
+    them, a cost-saving one only the cheapest, so the accuracy-only instructions outweighed the others
+    several times over (measured on cpu-tiny: 829 of 1,990 rows for one of eight instructions, 684 for
+    another) and the model's default, what it does under a wording it never saw, was theirs."""
+    by_example: dict[str, list[tuple[Example, Any]]] = {}
+    for example, traj in chosen:
+        by_example.setdefault(example.example_id, []).append((example, traj))
+
+    def key(pair: tuple[Example, Any]) -> str:
+        example, traj = pair
+        return hashlib.sha256(f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
+
+    return [min(pairs, key=key) for pairs in by_example.values()]
 
 
 def select_best(trajectories: pd.DataFrame, examples: list[Example], features: list[str]) -> list[tuple[Example, Any]]:

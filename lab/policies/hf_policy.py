@@ -44,7 +44,7 @@ from typing import Any
 
 from lab.errors import LabInputError
 from lab.policies.hf_batch import PrefixCache, TurnRequest, sampler_for
-from lab.rollout.policy import PolicyOutput, TokenTrajectory
+from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
 from lab.toolspec import ToolSpec
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -112,7 +112,7 @@ class HFPolicy:
 
     def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_HFSession":
         loaded = self._loaded or load_model(self.path, self.device)
-        return _HFSession(self, loaded, seed)
+        return _HFSession(self, loaded, sampling_seed(seed, task.task_id))
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` in this orchestrator's own tokenizer (the round protocol cuts its context by it)."""

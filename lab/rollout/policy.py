@@ -8,6 +8,7 @@ ids built by concatenating each turn's sampled ids with the ids of the tool resp
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,6 +54,15 @@ class PolicyOutput(BaseModel):
     cost_usd: float = 0.0
     tokens: TokenTrajectory | None = Field(
         None, description="Round protocol: this round's prompt and completion ids, for policies that have tokens.")
+
+
+def sampling_seed(seed: int, task_id: str) -> int:
+    """The seed a model policy samples one rollout with: the rollout's seed and its task's id, hashed.
+
+    Why the task: an evaluation seeds every task's rollout of sample k alike (its simulated tools mix in
+    the task themselves), so a policy that sampled from the bare seed would draw the same random numbers
+    on every task, and its choices across tasks would be correlated, not independent samples."""
+    return int.from_bytes(hashlib.blake2b(f"{seed}/{task_id}".encode(), digest_size=8).digest(), "little") >> 1
 
 
 class PolicySession(Protocol):

@@ -135,3 +135,13 @@ def test_a_stored_trajectory_is_rebuilt_turn_by_turn_as_the_engine_showed_it():
     ]
     # a tool that answers ends the episode before the model reads its response: no trailing tool message
     assert _turn_messages(steps[steps.kind == "tool"], 20, "p")[-1]["role"] == "assistant"
+
+
+def test_each_example_teaches_one_of_its_best_routes_so_instructions_weigh_the_same():
+    from trainer.sft import one_per_example
+
+    examples = [example({"outcome": 1}, name="accuracy"), example({"outcome": 1, "compute": 1}, name="cheap please")]
+    picked = one_per_example(select_best(GROUP, examples, FEATURES))
+    assert sorted(e.instruction for e, _ in picked) == ["accuracy", "cheap please"]
+    assert dict((e.instruction, t.run_id) for e, t in picked)["cheap please"] == "cheap"
+    assert one_per_example(select_best(GROUP, examples, FEATURES)) == picked  # the same pick every time
