@@ -64,6 +64,8 @@ def demo(
 
 
 def _print_findings(findings, plan) -> None:
+    from lab.demo.plan import PRIVILEGED
+
     report, names = findings.compared, findings.names
     table = Table(title=f"Test tasks, held-out instructions, {plan.compared_turns} turns "
                         "(simulated tools; the oracle reads the grader)")
@@ -71,11 +73,11 @@ def _print_findings(findings, plan) -> None:
         table.add_column(column, justify="left" if column == "run" else "right")
     rows = (report.accuracy.merge(report.costs, on="run_id").merge(report.preference, on="run_id", how="left")
             .merge(report.reprice[["run_id", "repriced_cents_per_task"]], on="run_id", how="left")
-            .merge(report.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
+            .merge(findings.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
     for r in rows.itertuples():
         table.add_row(names[r.run_id], f"{r.accuracy:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", f"{r.cost_cents_per_task:.2f}",
                       f"{r.repriced_cents_per_task:.2f}", f"{r.latency_s_per_task:.0f}", f"{r.preference_score:.2f}",
-                      "yes" if r.on_frontier else "")
+                      "yes" if r.on_frontier is True else "privileged" if names[r.run_id] in PRIVILEGED else "")
     console.print(table)
     orchestrators = report.runs.set_index("run_id").orchestrator
     console.print("runs: " + ", ".join(f"{names[r]} = {orchestrators[r]}" for r in report.run_ids), highlight=False)
@@ -85,7 +87,8 @@ def _print_findings(findings, plan) -> None:
         table.add_column(column, justify="left" if column == "instruction" else "right")
     points = sweep.accuracy.merge(sweep.costs, on="run_id")
     for r in points.assign(name=points.run_id.map(names)).sort_values("name").itertuples():
-        _, instruction, turns = r.name.split("-")
+        instruction, _, turns = r.name.removeprefix("trained-").rpartition("-")
+        instruction = instruction.replace("train-", "") + " (training wording)" if instruction.startswith("train-") else instruction
         table.add_row(instruction, turns.removeprefix("t"), f"{r.accuracy:.2f}", f"{r.cost_cents_per_task:.2f}",
                       f"{r.latency_s_per_task:.0f}")
     console.print(table)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lab.demo.plan import HELD_OUT_PRICING, DemoPlan, trained_name
+from lab.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, DemoPlan, trained_name
 from lab.report.api import Report, load_report
-from lab.report.metrics import paired_cost_saving
+from lab.report.metrics import paired_cost_saving, pareto_points
 from lab.store import Store, queries
 
 
@@ -23,16 +23,28 @@ class Findings:
     compared: Report          # baselines, SmolLM2, warm start, trained: held-out pairs, 20 turns, repriced
     sweep: Report             # the trained model under three instructions x three turn budgets
     names: dict[str, str]     # run id -> run name
-    frontier: pd.DataFrame    # name, accuracy, cost_cents_per_task of the runs on the frontier, cheapest first
+    frontier: pd.DataFrame    # name, accuracy, cost_cents_per_task of the non-privileged runs on the frontier, cheapest first
+    pareto: pd.DataFrame      # run_id, accuracy, cost_cents_per_task, on_frontier among the non-privileged runs on every task
     routing: pd.DataFrame     # tool_label, warm_start, trained, change: shares of tool calls
     spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
+    rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
 
     def sentences(self) -> list[str]:
         """The summary the demo prints, one finding per line."""
         lines = []
         useful = self.frontier[self.frontier.accuracy > 0]   # a run solving nothing is "on" it only by spending nothing
         on = ", ".join(f"{r.name} ({r.accuracy:.0%} at {r.cost_cents_per_task:.2f}c)" for r in useful.itertuples())
-        lines.append(f"Pareto frontier (accuracy against cost per task): {on or 'no run solved a task'}.")
+        lines.append(f"Pareto frontier of the non-privileged runs (accuracy against cost per task): {on or 'no run solved a task'}.")
+        points = self.pareto.assign(name=lambda f: f.run_id.map(self.names)).set_index("name")
+        if {"trained", "strongest"} <= set(points.index):
+            trained, strongest = points.loc["trained"], points.loc["strongest"]
+            share = trained.cost_cents_per_task / strongest.cost_cents_per_task if strongest.cost_cents_per_task else float("nan")
+            lines.append(f"Trained against strongest: accuracy {trained.accuracy:.0%} against {strongest.accuracy:.0%}, at "
+                         f"{share:.0%} of its cost per task; the trained orchestrator is "
+                         f"{'on' if trained.on_frontier else 'off'} the frontier.")
+        for r in self.rounds.itertuples():
+            lines.append(f"Rounds: {r.name} took a median of {r.median_rounds:g} rounds per task; {r.budget_share:.0%} of "
+                         "its rollouts reached the turn budget without an answer.")
         if self.routing.empty:
             lines.append("Routing: the trained orchestrator and its warm start made no tool calls to compare.")
         else:
@@ -47,6 +59,12 @@ class Findings:
             lines.append(f"Preference: told to save money the trained orchestrator spends {cost.cost_cents_per_task:.2f}c "
                          f"per task against {accuracy.cost_cents_per_task:.2f}c when told only accuracy matters ({saving}); "
                          f"accuracy {cost.accuracy:.0%} against {accuracy.accuracy:.0%}.")
+        if {"train-accuracy", "train-cost"} <= set(by.index):
+            cost, accuracy = by.loc["train-cost"], by.loc["train-accuracy"]
+            if not pd.isna(cost.saving_vs_accuracy):
+                lines.append(f"In the training wordings: {cost.cost_cents_per_task:.2f}c against {accuracy.cost_cents_per_task:.2f}c "
+                             f"(saving {cost.saving_vs_accuracy:+.0%}, 95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]); "
+                             f"accuracy {cost.accuracy:.0%} against {accuracy.accuracy:.0%}.")
         if {"accuracy", "speed"} <= set(by.index):
             lines.append(f"Told to hurry it takes {by.loc['speed'].latency_s_per_task:.0f} s per task against "
                          f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
@@ -66,11 +84,33 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
     compared_ids = [runs[n] for n in runs if n not in sweep_names]
     compared = load_report(store, compared_ids, pricing=HELD_OUT_PRICING)
     sweep = load_report(store, [runs[n] for n in sweep_names])
-    frontier = (compared.pareto[compared.pareto.on_frontier]
-                .assign(name=lambda f: f.run_id.map(names)).sort_values("cost_cents_per_task"))
-    return Findings(compared=compared, sweep=sweep, names=names,
+    pareto = _non_privileged_pareto(compared, runs)
+    frontier = (pareto[pareto.on_frontier].assign(name=lambda f: f.run_id.map(names)).sort_values("cost_cents_per_task"))
+    return Findings(compared=compared, sweep=sweep, names=names, pareto=pareto,
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
-                    routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns))
+                    routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
+                    rounds=_rounds(store, runs, plan.compared_turns))
+
+
+def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame:
+    """The frontier among the runs a deployed orchestrator could be: no privileged run (the oracle reads the
+    grader), and only runs on every compared task (SmolLM2 answers a few of them)."""
+    counts = report.accuracy.set_index("run_id").n_tasks
+    keep = [r for r in report.run_ids if r not in {runs.get(n) for n in PRIVILEGED} and counts.get(r) == counts.max()]
+    return pareto_points(report.accuracy[report.accuracy.run_id.isin(keep)], report.costs[report.costs.run_id.isin(keep)])
+
+
+def _rounds(store: Store, runs: dict[str, str], turns: int) -> pd.DataFrame:
+    """Median rounds per task and the share of rollouts that reached the turn budget unanswered, of the
+    warm start and the trained model (a policy that loops shows here first)."""
+    rows = []
+    for name in ("warm-start", "trained"):
+        if name in runs:
+            trajs = queries.trajectories_df(store, [runs[name]])
+            if not trajs.empty:
+                unanswered = (trajs.status == "no_answer") & (trajs.n_turns >= turns)
+                rows.append([name, float(trajs.n_turns.median()), float(unanswered.mean())])
+    return pd.DataFrame(rows, columns=["name", "median_rounds", "budget_share"])
 
 
 def _routing(report: Report, runs: dict[str, str]) -> pd.DataFrame:
@@ -88,11 +128,14 @@ def _routing(report: Report, runs: dict[str, str]) -> pd.DataFrame:
 
 def _spending(store: Store, sweep: Report, runs: dict[str, str], turns: int) -> pd.DataFrame:
     """Cost, latency and accuracy of the trained model per instruction at the compared budget `turns`, with
-    the paired saving against the accuracy-only instruction on the same tasks."""
+    the paired saving against the accuracy-only instruction on the same tasks; the training wordings of
+    the accuracy and cost instructions as `train-accuracy` and `train-cost`, saving against the former."""
     columns = ["instruction", "run_id", "accuracy", "cost_cents_per_task", "latency_s_per_task",
                "saving_vs_accuracy", "saving_ci_low", "saving_ci_high"]
     points = {label: runs[trained_name(label, turns)] for label in ("accuracy", "cost", "speed")
               if trained_name(label, turns) in runs}
+    points |= {f"train-{label}": runs[trained_name(label, turns, "train")] for label in TRAIN_WORDINGS
+               if trained_name(label, turns, "train") in runs}
     if not points:
         return pd.DataFrame(columns=columns)
     trajs = queries.trajectories_df(store, list(points.values()))
@@ -100,7 +143,8 @@ def _spending(store: Store, sweep: Report, runs: dict[str, str], turns: int) -> 
     rows = []
     for label, run_id in points.items():
         row = table[table.run_id == run_id].iloc[0]
-        saving = paired_cost_saving(trajs, run_id, points["accuracy"]) if label != "accuracy" and "accuracy" in points else {}
+        baseline = "train-accuracy" if label.startswith("train-") else "accuracy"
+        saving = paired_cost_saving(trajs, run_id, points[baseline]) if label != baseline and baseline in points else {}
         rows.append([label, run_id, row.accuracy, row.cost_cents_per_task, row.latency_s_per_task,
                      saving.get("saving"), saving.get("ci_low"), saving.get("ci_high")])
     return pd.DataFrame(rows, columns=columns)

@@ -32,6 +32,12 @@ BASELINES = {
 COMPARED = (*BASELINES, "warm-start", "trained")
 #: The three instructions the trained orchestrator is swept over (each P has three held-out wordings).
 SWEEP_PREFERENCES = {"accuracy": "outcome=1", "cost": "outcome=1,compute=0.8", "speed": "outcome=1,latency=0.9"}
+#: The same two preferences in the wordings of the training pairs (lab/data/preferences.yaml), at the compared
+#: budget: the instruction the model was trained on, where the sweep's P strings take held-out wordings.
+TRAIN_WORDINGS = {"accuracy": ("outcome=1", "Get the answer right; money is no object."),
+                  "cost": ("outcome=1,compute=1", "Be accurate but keep the bill as low as you can.")}
+#: Runs that read what a deployed orchestrator cannot (the oracle reads the grader): off the frontier.
+PRIVILEGED = ("oracle",)
 HELD_OUT_PRICING = "deepinfra"
 
 
@@ -59,7 +65,7 @@ class DemoPlan:
 
 #: The full demo: cpu-tiny as written (warm start + 24 GRPO steps), with a held-out evaluation on 12
 #: tasks every 12 steps (neither changes what is trained, nor the train run's id).
-FULL = DemoPlan(tasks=40, smollm2_tasks=8, compared_turns=20, turn_budgets=(10, 20, 50),
+FULL = DemoPlan(tasks=40, smollm2_tasks=4, compared_turns=20, turn_budgets=(10, 20, 50),
                 train_overrides={"lab_eval_steps": 12, "lab_eval_limit": 12})
 
 #: `--quick`: every stage at toy size (tests, a first look). Its barely trained model rarely answers, so
@@ -74,6 +80,6 @@ QUICK = DemoPlan(tasks=6, smollm2_tasks=3, compared_turns=4, turn_budgets=(2, 4,
 })
 
 
-def trained_name(preference: str, max_turns: int) -> str:
-    """Run name of one sweep point, e.g. `trained-cost-t20`."""
-    return f"trained-{preference}-t{max_turns}"
+def trained_name(preference: str, max_turns: int, wording: str = "") -> str:
+    """Run name of one sweep point, e.g. `trained-cost-t20`, or with the training wording `trained-train-cost-t20`."""
+    return f"trained-{wording + '-' if wording else ''}{preference}-t{max_turns}"

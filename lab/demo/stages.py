@@ -18,7 +18,7 @@ from rich.console import Console
 
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
-from lab.demo.plan import BASELINES, SWEEP_PREFERENCES, DemoPlan, trained_name
+from lab.demo.plan import BASELINES, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
 from lab.store import Store, queries
 
 
@@ -37,7 +37,7 @@ class DemoStages:
         return [("offline world", self.world), ("scripted baselines", self.baselines),
                 (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2), ("warm start + GRPO training", self.train),
                 ("warm start and trained model", self.compare_trained),
-                (f"sweep: 3 instructions x turn budgets {'/'.join(map(str, plan.turn_budgets))}", self.sweep)]
+                (f"sweep: 3 instructions x turn budgets {'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
 
     @property
     def tasks(self) -> list[str]:
@@ -89,16 +89,22 @@ class DemoStages:
             for turns in self.plan.turn_budgets:
                 self._evaluate(trained_name(label, turns), f"hf:{self.config.output_dir}", preference=preference,
                                max_turns=turns, **self._hf_settings())
+        for label, (preference, wording) in TRAIN_WORDINGS.items():  # the instructions as training worded them
+            self._evaluate(trained_name(label, self.plan.compared_turns, "train"), f"hf:{self.config.output_dir}",
+                           preference=preference, preference_instruction=wording, **self._hf_settings())
 
     # ------------------------------------------------------------------ helpers
 
     def _hf_settings(self) -> dict[str, Any]:
         """Local models run as the trainer evaluates them: its per-turn token limit, its observation cut and
         a modelled decode latency (wall time on a shared CPU would be noise in latency and the reward)."""
-        return {**self.config.eval_settings(), "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
+        # sampled at the config's temperature, as the released evaluation samples (temperature 1): a greedy
+        # policy repeats a round that changed nothing forever, a sampled one moves on
+        return {**self.config.eval_settings(), "temperature": self.config.temperature,
+                "concurrency": len(self.tasks)}  # one batch: every rollout's turn decoded together
 
     def _evaluate(self, name: str, orchestrator: str, preference: str = "held-out", max_turns: int | None = None,
-                  tasks: list[str] | None = None, **settings: Any) -> None:
+                  tasks: list[str] | None = None, **settings: Any) -> None:  # settings: EvalConfig fields
         config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, toolkit=self.config.toolkit,
                                   tasks=tasks or self.tasks, preferences=[preference], max_turns=[max_turns or self.plan.compared_turns],
                                   seed=self.config.seed, run_name=name, **settings)
