@@ -156,6 +156,16 @@ class OrchestraGRPOConfig(GRPOConfig):
                 "orchestrator_latency_per_token_s": self.orchestrator_latency_per_token_s, "protocol": self.protocol,
                 "context_tokens": self.context_tokens}
 
+    def eval_flags(self) -> str:
+        """`eval_settings` as `orchestra eval` flags, for the commands the CLI suggests."""
+        settings = self.eval_settings()
+        flags = [f"--max-new-tokens {settings['max_new_tokens']}", f"--observation-chars {settings['observation_chars']}"]
+        if settings["orchestrator_latency_per_token_s"] is not None:
+            flags.append(f"--orchestrator-latency-per-token {settings['orchestrator_latency_per_token_s']}")
+        if settings["protocol"] == "rounds":
+            flags.append(f"--protocol rounds --context-tokens {settings['context_tokens']}")
+        return " ".join(flags)
+
     def rollout_config(self) -> Any:
         """The rollout limits and protocol every training and evaluation rollout of this config uses."""
         from lab.rollout import RolloutConfig

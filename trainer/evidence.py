@@ -6,6 +6,9 @@ between two slots (on the CPU config's multi-hop tasks it samples the GPT-5 and 
 slot about equally: its training routes solve them with either) a shift of a few points flips every
 greedy choice, so a greedy score swings far more than the policy moved.
 
+The same two measurements decoded greedily (one rollout per task) close the table: a greedy policy
+repeats a round that changed nothing, so loops show there first.
+
 1. Preference score (paper Table 3) under the held-out (PI, P) pairs: the trained policy and its warm
    start each run `--preference held-out`; per task both runs' trajectories are normalised together and
    scored under the task's held-out P; the paired bootstrap CI over tasks of trained - warm start.
@@ -46,6 +49,8 @@ class Evidence:
     cost: dict[str, float]
     cost_train_wording: dict[str, float]
     cost_train_wording_warm: dict[str, float]
+    greedy_preference: dict[str, float]
+    greedy_cost_train_wording: dict[str, float]
     run_ids: dict[str, str]
     samples: int
     temperature: float
@@ -62,13 +67,14 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     environment = TrainingEnvironment(config, split=config.eval_split)
     tasks = list(environment.tasks)[:limit]
 
-    def evaluate(model: Path, preference: str, instruction: str | None = None) -> str:
+    def evaluate(model: Path, preference: str, instruction: str | None = None, greedy: bool = False) -> str:
+        sampling = {"samples": 1, "temperature": 0.0} if greedy else {"samples": samples, "temperature": config.temperature}
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
             tasks=tasks, preferences=[preference], preference_instruction=instruction, max_turns=[config.max_turns],
             **config.eval_settings(), seed=config.seed,
-            samples=samples, temperature=config.temperature, top_p=config.top_p,
-            concurrency=len(tasks) * samples, run_name=f"evidence-{'warm' if model == warm else 'trained'}",
+            **sampling, top_p=config.top_p, concurrency=len(tasks) * samples,
+            run_name=f"evidence-{'warm' if model == warm else 'trained'}{'-greedy' if greedy else ''}",
         )
         (summary,) = run_eval(eval_config, store, console)
         return summary.run_id
@@ -78,7 +84,11 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
             "trained cost-saving (train wording)": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING),
             "trained accuracy-only (train wording)": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
             "warm start cost-saving (train wording)": evaluate(warm, COST_SAVING, TRAIN_COST_SAVING),
-            "warm start accuracy-only (train wording)": evaluate(warm, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY)}
+            "warm start accuracy-only (train wording)": evaluate(warm, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
+            "trained held-out, greedy": evaluate(trained, "held-out", greedy=True),
+            "warm start held-out, greedy": evaluate(warm, "held-out", greedy=True),
+            "trained cost-saving (train wording), greedy": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING, greedy=True),
+            "trained accuracy-only (train wording), greedy": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY, greedy=True)}
     trajs = queries.trajectories_df(store, list(runs.values()))
     features = environment.features
     preference = paired_preference_scores(trajs, runs["trained held-out"], runs["warm start held-out"], features)
@@ -86,7 +96,11 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording)"], runs["trained accuracy-only (train wording)"])
     seen_warm = paired_cost_saving(trajs, runs["warm start cost-saving (train wording)"],
                                    runs["warm start accuracy-only (train wording)"])
+    greedy = paired_preference_scores(trajs, runs["trained held-out, greedy"], runs["warm start held-out, greedy"], features)
+    greedy_seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording), greedy"],
+                                     runs["trained accuracy-only (train wording), greedy"])
     return Evidence(preference=preference, cost=cost, cost_train_wording=seen, cost_train_wording_warm=seen_warm,
+                    greedy_preference=greedy, greedy_cost_train_wording=greedy_seen,
                     run_ids=runs, samples=samples, temperature=config.temperature)
 
 
@@ -105,6 +119,11 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
     for label, t in (("saving (training wordings)", evidence.cost_train_wording),
                      ("saving (training wordings), warm start", evidence.cost_train_wording_warm)):
         table.add_row(label, f"{t['saving']:.1%}", f"[{t['ci_low']:.1%}, {t['ci_high']:.1%}]", str(t["n_tasks"]))
+    g, gc = evidence.greedy_preference, evidence.greedy_cost_train_wording
+    table.add_row("greedy: trained - warm start", f"{g['diff']:+.3f} ({g['score_a']:.3f} vs {g['score_b']:.3f})",
+                  f"[{g['ci_low']:+.3f}, {g['ci_high']:+.3f}]", str(g["n_tasks"]))
+    table.add_row("greedy: saving (training wordings)", f"{gc['saving']:.1%}", f"[{gc['ci_low']:.1%}, {gc['ci_high']:.1%}]",
+                  str(gc["n_tasks"]))
     console.print(table)
     for name, run_id in evidence.run_ids.items():
         console.print(f"{name}: {run_id}")

@@ -117,9 +117,7 @@ def _hints(db: Optional[str], path: Path, stages, no_app: bool) -> list[str]:
         f"orchestra rescore trained --preference outcome=1,compute=1 --across warm-start --across cascade{where}",
         f"orchestra reprice strongest --pricing deepinfra{where}",
         f"orchestra eval --orchestrator hf:{config.output_dir} --toolkit {config.toolkit} --preference held-out "
-        f"--max-new-tokens {config.turn_max_new_tokens} --observation-chars {config.observation_chars} "
-        f"--orchestrator-latency-per-token {config.orchestrator_latency_per_token_s} --max-turns {stages.plan.compared_turns} "
-        f"--limit 10{where}",
+        f"{config.eval_flags()} --temperature {config.temperature:g} --max-turns {stages.plan.compared_turns} --limit 10{where}",
         f"{'ORCHESTRA_DB=' + str(path.resolve()) + ' ' if db else ''}jupyter lab notebooks/",
     ]
     if no_app:

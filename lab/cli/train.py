@@ -49,7 +49,7 @@ def train(
     console.print(f"trained {summary.steps} steps: run {summary.run_id}, model in {summary.model_dir}")
     console.print(f"next: orchestra runs --db {store.path}")
     console.print(f"next: orchestra eval --orchestrator hf:{summary.model_dir} --toolkit {loaded.toolkit} "
-                  f"--preference held-out --limit 24 --db {store.path}")
+                  f"--preference held-out {loaded.eval_flags()} --limit 24 --db {store.path}")
 
 
 @train_app.command("sft")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from lab.reward import feature_matrix, preference_score
+from lab.policies.scripted import _ScriptSession, call
 from lab.rollout.config import RolloutConfig
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
 from lab.tools.base import Tool
@@ -49,8 +51,6 @@ def candidate_routes(specs: list[ToolSpec]) -> list[Route]:
 
 def play(route: Route) -> Any:
     """The route as a script of round texts; it reads back each call's observation."""
-    from lab.policies.scripted import call
-
     search, reason, answer = route
     if search:
         for _ in range(MAX_HOPS):
@@ -62,31 +62,14 @@ def play(route: Route) -> Any:
     yield call("answer", model=answer)
 
 
-class _RouteSession:
-    def __init__(self, script: Any) -> None:
-        self.script, self.started = script, False
-
-    async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                       observations: list[str] | None = None) -> PolicyOutput:
-        try:
-            text = self.script.send(observations or []) if self.started else next(self.script)
-        except StopIteration:
-            text = "<answer>no answer</answer>"
-        self.started = True
-        return PolicyOutput(text=text)
-
-    def token_trajectory(self) -> TokenTrajectory | None:
-        return None
-
-
 class _FixedRoute:
     """Plays one route (the table's measuring runs)."""
 
     def __init__(self, route: Route) -> None:
         self.route, self.name = route, f"scripted:route:{route_name(route)}"
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _RouteSession:
-        return _RouteSession(play(self.route))
+    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _ScriptSession:
+        return _ScriptSession(play(self.route))
 
 
 @dataclass
@@ -150,8 +133,6 @@ class BestRoutePolicy:
             request = RolloutRequest(run_id="best-route-train", task=task, seed=0)
             result = await run_rollout(_FixedRoute(route), tools, request, self.grader, self.config)
             t = result.trajectory
-            import json
-
             rows.append({"family": str(getattr(task, "family", "") or ""), "route": route, "task_id": task.task_id,
                          "tool_counts": {k: v for k, v in json.loads(t.tool_counts_json).items() if k in self.features},
                          "outcome": t.outcome, "cost_usd": t.cost_usd, "latency_s": t.latency_s})
@@ -167,7 +148,7 @@ class BestRoutePolicy:
 class _BestRouteSession:
     def __init__(self, policy: BestRoutePolicy, view: TaskView) -> None:
         self.policy, self.view = policy, view
-        self.inner: _RouteSession | None = None
+        self.inner: _ScriptSession | None = None
 
     async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                        observations: list[str] | None = None) -> PolicyOutput:
@@ -176,7 +157,7 @@ class _BestRouteSession:
             route = table.best(self.view.family, dict(self.view.preference))
             if route is None:
                 return PolicyOutput(text="<answer>no route: the toolkit has no answer slot</answer>")
-            self.inner = _RouteSession(play(route))
+            self.inner = _ScriptSession(play(route))
         return await self.inner.generate(messages, tools, observations)
 
     def token_trajectory(self) -> TokenTrajectory | None:

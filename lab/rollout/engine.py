@@ -1,6 +1,10 @@
 """The multi-turn rollout engine, shared by evaluation and training (paper §3.1 loop).
 
-One rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
+Two protocols share it (`RolloutConfig.protocol`): `conversation`, below, and `rounds`, the released
+checkpoint's (a fresh prompt per round, the context built by the environment: `lab.rollout.rounds`).
+Both return the same records, counted, capped and executed by `lab.rollout.running`.
+
+Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
 reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
 one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
 rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
@@ -29,7 +33,7 @@ from typing import Any, Awaitable, Callable
 from lab.errors import EndpointUnavailable
 from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord, utcnow
 from lab.rollout.config import RolloutConfig
-from lab.rollout.parse import ParsedTurn, ToolCall, parse_turn
+from lab.rollout.parse import ParsedTurn, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import RoundRecord, estimated_tokens, play_rounds
