@@ -17,7 +17,7 @@ conditioning.
 
 Each kept trajectory is rebuilt as the chat the rollout engine shows an orchestrator: the system
 prompt (the example's priced catalog and instruction), the question, then per turn the assistant text
-(`<think>` reasoning, else the example's P restated by `preference_plan`; `<tool_call>`s or `<answer>`) and each tool response as
+(its `<think>` reasoning, if the orchestrator wrote any; `<tool_call>`s or `<answer>`) and each tool response as
 `lab.rollout.prompt.tool_response_text` wraps it. TRL's `SFTTrainer` trains on the assistant tokens only.
 """
 
@@ -35,7 +35,6 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
-from lab.preference import OBJECTIVES
 from lab.rollout.parse import format_tool_call
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import ROUND_SYSTEM, round_catalog, with_instruction
@@ -46,8 +45,7 @@ from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
 from trainer.scoring import RowFeatures, score_rows
 
-WARM_START_KEYS = {"orchestrators", "limit", "samples", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length",
-                   "plan"}
+WARM_START_KEYS = {"orchestrators", "limit", "samples", "examples_per_task", "epochs", "learning_rate", "batch_size", "max_length"}
 
 
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
@@ -58,7 +56,7 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
     if not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
     return {"limit": None, "samples": 1, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
-            "max_length": 4096, "plan": True, **options}
+            "max_length": 4096, **options}
 
 
 def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str], console: Console) -> list[str]:
@@ -77,7 +75,7 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
 
 
 def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment, per_task: int,
-             plan: bool = True) -> list[dict[str, Any]]:
+             ) -> list[dict[str, Any]]:
     """Dataset rows (`messages`, and under the round protocol `tools`) of the best solved trajectories
     per training example (see the module docstring)."""
     trajectories = queries.trajectories_df(store, run_ids)
@@ -98,7 +96,7 @@ def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment,
             continue
         messages = [{"role": "system", "content": system_prompt(specs, example.instruction)},
                     {"role": "user", "content": questions.loc[(traj.benchmark, traj.task_id)]}]
-        rows.append({"messages": messages + _turn_messages(mine, observation_chars, preference_plan(example) if plan else "")})
+        rows.append({"messages": messages + _turn_messages(mine, observation_chars)})
     return rows
 
 
@@ -121,21 +119,6 @@ def _round_rows(steps: pd.DataFrame, specs: list[Any], instruction: str) -> list
         call = format_tool_call(step["tool_name"], json.loads(step["arguments_json"]))
         rows.append({"messages": [*prompt, {"role": "assistant", "content": call}], "tools": catalog})
     return rows
-
-
-def preference_plan(example: Example) -> str:
-    """The reasoning a warm-start turn opens with: the example's P restated as its nonzero weights
-    (`Weights: outcome=1, compute=1.`), objectives first.
-
-    Why: scripted orchestrators write no reasoning, so without it the slot a turn names would have to be
-    read off an instruction several hundred tokens back, which a small model does not learn in a warm
-    start (it learns the slot's marginal instead). Restated at the start of every turn, the preference
-    sits a few tokens before each decision: the model learns to translate the instruction into P once, to
-    carry it from turn to turn, and to route on it. GRPO then trains these tokens like any others."""
-    weights = dict(example.preference)
-    order = [*OBJECTIVES, *(name for name in weights if name not in OBJECTIVES)]
-    named = [f"{name}={weights[name]:g}" for name in order if weights.get(name, 0) > 0]
-    return f"Weights: {', '.join(named)}."
 
 
 def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, Any]]:
@@ -179,14 +162,14 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
             if traj.outcome == 1 and np.isclose(reward, best[example.example_id])]
 
 
-def _turn_messages(steps: pd.DataFrame, observation_chars: int, plan: str) -> list[dict[str, str]]:
+def _turn_messages(steps: pd.DataFrame, observation_chars: int) -> list[dict[str, str]]:
     turns: dict[int, list[dict[str, Any]]] = {}
     for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: a per-turn itertuples was most of the data's preparation time
         turns.setdefault(step["turn"], []).append(step)
     messages = []
     for turn in turns.values():
         calls = [step for step in turn if step["kind"] == "tool"]
-        reasoning = next((step["reasoning"] for step in turn if step["reasoning"]), plan)
+        reasoning = next((step["reasoning"] for step in turn if step["reasoning"]), "")
         think = f"<think>{reasoning}</think>\n" if reasoning else ""
         if calls:
             text = "\n".join(format_tool_call(c["tool_name"], json.loads(c["arguments_json"])) for c in calls)
@@ -310,7 +293,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         return target
     options = warm_start_options(config)
     run_ids = collect_runs(config, store, list(environment.tasks), console)
-    rows = sft_rows(store, run_ids, environment, options["examples_per_task"], options["plan"])
+    rows = sft_rows(store, run_ids, environment, options["examples_per_task"])
     if not rows:
         raise LabInputError(f"warm start: the runs {', '.join(run_ids)} solved no task; nothing to learn from")
     unit = "rounds" if config.protocol == "rounds" else "trajectories"

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainer.examples import Example
-from trainer.sft import preference_plan, select_best
+from trainer.sft import select_best
 
 FEATURES = ["search-1", "answer-1", "answer-2"]
 
@@ -99,19 +99,9 @@ def test_only_solved_routes_are_kept_and_a_kept_route_is_never_dominated(rows, p
             assert not (any(better) and not any(worse))
 
 
-def test_each_warm_start_turn_restates_the_examples_preference_and_nothing_else():
-    """The plan the warm start imitates names P's nonzero weights, objectives first, so two instructions
-    with different P never teach the same plan (and a zero weight is never written)."""
-    cost = preference_plan(example({"outcome": 1.0, "compute": 1.0}))
-    accuracy = preference_plan(example({"outcome": 1.0}))
-    model = preference_plan(example({"outcome": 1.0, "compute": 0.5, "answer-2": 1.0}))
-    assert (cost, accuracy, model) == ("Weights: outcome=1, compute=1.", "Weights: outcome=1.",
-                                       "Weights: outcome=1, compute=0.5, answer-2=1.")
-
-
 def test_a_stored_trajectory_is_rebuilt_turn_by_turn_as_the_engine_showed_it():
-    """Steps in any row order come back as the chat the rollout engine showed: per turn the reasoning (or
-    the plan when there is none), every call of the turn, each tool's response, and the answer last."""
+    """Steps in any row order come back as the chat the rollout engine showed: per turn the reasoning (when
+    the orchestrator wrote any), every call of the turn, each tool's response, and the answer last."""
     from lab.rollout.parse import format_tool_call
     from lab.rollout.prompt import tool_response_text
     from trainer.sft import _turn_messages
@@ -125,16 +115,16 @@ def test_a_stored_trajectory_is_rebuilt_turn_by_turn_as_the_engine_showed_it():
         step(1, "tool", "search", {"model": "search-2"}, "The capital lies on the Varn.", reasoning="look it up"),
         step(1, "tool", "enhance_reasoning", {"model": "reasoner-1"}, "x" * 50),
     ])
-    messages = _turn_messages(steps, observation_chars=20, plan="Weights: outcome=1.")
+    messages = _turn_messages(steps, observation_chars=20)
     assert messages == [
         {"role": "assistant", "content": "<think>look it up</think>\n" + format_tool_call("search", {"model": "search-2"})
          + "\n" + format_tool_call("enhance_reasoning", {"model": "reasoner-1"})},
         {"role": "tool", "content": tool_response_text("search", "The capital lies on the Varn.", 20)},
         {"role": "tool", "content": tool_response_text("enhance_reasoning", "x" * 50, 20)},
-        {"role": "assistant", "content": "<think>Weights: outcome=1.</think>\n<answer>Varn</answer>"},
+        {"role": "assistant", "content": "<answer>Varn</answer>"},
     ]
     # a tool that answers ends the episode before the model reads its response: no trailing tool message
-    assert _turn_messages(steps[steps.kind == "tool"], 20, "p")[-1]["role"] == "assistant"
+    assert _turn_messages(steps[steps.kind == "tool"], 20)[-1]["role"] == "assistant"
 
 
 def test_each_example_teaches_one_of_its_best_routes_so_instructions_weigh_the_same():

@@ -20,6 +20,7 @@ from lab.policies import hf_policy
 from lab.policies.hf_batch import BatchedSampler, PrefixCache, TurnRequest
 from lab.policies.hf_policy import HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
+from lab.rollout.policy import sampling_seed
 from lab.tools.local_llm import LoadedModel
 from tests.lab.policies.qwen3_tiny import (
     QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids,
@@ -175,11 +176,12 @@ def test_a_context_that_fills_the_window_fails_alone(model_dir, batches):
 
 class ScriptBySeed:
     """Stands in for `_choose` in the sessions it has a script for: each turn's generator is seeded by
-    (session seed, turn), so its seed picks the script whatever rows share the batch. Others sample."""
+    (session seed, turn), so its seed picks the script whatever rows share the batch. Others sample.
+    A session's seed is the rollout's seed mixed with the task id (`sampling_seed`)."""
 
-    def __init__(self, scripts: dict[int, list[list[int]]]) -> None:  # session seed -> token ids per turn
+    def __init__(self, scripts: dict[int, list[list[int]]], task_id: str = Task.task_id) -> None:  # rollout seed -> ids per turn
         self.choose = hf_policy._choose
-        self.queues = {hf_policy._turn_seed(seed, turn): list(tokens)
+        self.queues = {hf_policy._turn_seed(sampling_seed(seed, task_id), turn): list(tokens)
                        for seed, turns in scripts.items() for turn, tokens in enumerate(turns, start=1)}
 
     def __call__(self, logits, temperature, top_p, generator) -> int:
