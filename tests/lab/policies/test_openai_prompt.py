@@ -1,4 +1,5 @@
-"""`openai:` and `hf:` orchestrators read one prompt: the engine's messages, the catalog once, no `tools=`.
+"""`openai:` and `hf:` orchestrators read one prompt: the engine's messages with the catalog once (no `tools=`
+under the conversation protocol; only `tools=` under the round protocol).
 
 The `openai:` side runs over real HTTP against the fake server (`lab.testing.OpenAICompatServer`), whose
 `bodies` are exactly what the policy sent; a recording session shows what the engine handed the policy.
@@ -14,8 +15,9 @@ import pytest
 
 from lab.policies import make_policy
 from lab.policies.openai_policy import _wire_message
-from lab.rollout import RolloutRequest, run_rollout
+from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
+from lab.rollout.policy import sampling_seed
 from lab.rollout.prompt import system_prompt, tool_description
 from lab.testing import OpenAICompatServer
 from lab.tools.base import Observation
@@ -51,9 +53,9 @@ class _Recording:
         inner, turns = self.policy.session(task, specs, seed), self.turns
 
         class Session:
-            async def generate(self, messages: list[dict[str, Any]], **_):
+            async def generate(self, messages: list[dict[str, Any]], **kwargs: Any):
                 turns.append(copy.deepcopy(messages))
-                return await inner.generate(messages)
+                return await inner.generate(messages, **kwargs)
 
             def token_trajectory(self):
                 return inner.token_trajectory()
@@ -61,7 +63,8 @@ class _Recording:
         return Session()
 
 
-def _rollout(server: OpenAICompatServer, **sampling: Any):
+def _rollout(server: OpenAICompatServer, config: RolloutConfig | None = None, tools: dict[str, Any] | None = None,
+             **sampling: Any):
     policy = make_policy(f"openai:gpt-5@{server.base_url}", **sampling)
     recording = _Recording(policy)
 
@@ -71,7 +74,7 @@ def _rollout(server: OpenAICompatServer, **sampling: Any):
     async def go():
         try:
             request = RolloutRequest(run_id="p", task=_Task(), preference_instruction=INSTRUCTION, seed=7)
-            return await run_rollout(recording, {"lookup": _Lookup()}, request, grade)
+            return await run_rollout(recording, tools or {"lookup": _Lookup()}, request, grade, config)
         finally:
             await policy.aclose()
 
@@ -107,7 +110,8 @@ def test_sampling_options_reach_the_payload():
     with OpenAICompatServer(script=["<answer>forty-two</answer>"]) as server:
         _rollout(server, temperature=0.7, top_p=0.9, max_new_tokens=77)
         (body,) = server.bodies
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.7, 0.9, 77, 7)
+    seed = sampling_seed(7, _Task.task_id) % 2**31  # the rollout's seed mixed with the task's id
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.7, 0.9, 77, seed)
 
 
 def test_make_policy_gives_hf_policies_the_sampling_options():
@@ -134,3 +138,33 @@ def test_hf_policy_renders_the_same_system_prompt_with_the_catalog_once():
     rendered = session.tokenizer.decode(session.token_trajectory().prompt_ids)
     assert rendered.count(messages[0]["content"]) == 1  # the chat template adds no second catalog
     assert rendered.count(tool_description(_Lookup.spec)) == 1 and rendered.count("<tools>") == 1
+
+
+class _Answer:
+    """The round protocol's `answer`: ends the task with the slot's answer."""
+
+    spec = ToolSpec(name="answer", description="Give the final answer.", category="basic",
+                    parameters={"type": "object", "properties": {"model": {"type": "string", "enum": ["answer-1"]}},
+                                "required": ["model"]})
+
+    async def execute(self, arguments: dict[str, Any], context: Any = None) -> Observation:
+        return Observation(text="answer-1: forty-two", meta={"final_answer": "forty-two", "counted_as": "answer-1"})
+
+
+def test_under_the_round_protocol_the_catalog_goes_as_tools_and_calls_come_back_native_or_as_text():
+    from lab.rollout.rounds import ROUND_SYSTEM, round_catalog
+
+    script = [
+        {"content": "", "tool_calls": [{"name": "lookup", "arguments": {"n": 42}}]},   # the server parsed the call
+        format_tool_call("answer", {"model": "answer-1"}),                           # no tool_calls: text is parsed
+    ]
+    tools = {"lookup": _Lookup(), "answer": _Answer()}
+    with OpenAICompatServer(script=script, usage=(10, 2)) as server:
+        result, turns = _rollout(server, RolloutConfig(protocol="rounds", max_turns=4), tools)
+        bodies = server.bodies
+    assert result.trajectory.outcome == 1.0 and [s.tool_name for s in result.steps if s.kind == "tool"] == ["lookup", "answer"]
+    for body, messages in zip(bodies, turns, strict=True):
+        assert body["tools"] == round_catalog([_Lookup.spec, _Answer.spec])
+        assert body["messages"] == messages and messages[0] == {"role": "system", "content": ROUND_SYSTEM}
+        assert "<tools>" not in str(body["messages"])  # the catalog travels once, as tools=
+    assert result.trajectory.input_tokens == 20 and result.trajectory.output_tokens == 4  # the server's usage, per round
