@@ -33,14 +33,21 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
     console = Console(record=True, width=140)
     evidence = gather_evidence(config, store, console, limit=3, samples=2)
 
-    assert len(set(evidence.run_ids.values())) == 8
+    assert len(set(evidence.run_ids.values())) == 12
     runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
     assert (runs.kind == "eval").all() and (runs.status == "finished").all()
     trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
     assert trajs.groupby("run_id").task_id.apply(frozenset).nunique() == 1 and trajs.task_id.nunique() == 3
-    assert (trajs.groupby(["run_id", "task_id"]).size() == 2).all()       # the policy as trained: sampled
-    assert {json.loads(c)["temperature"] for c in runs.config_json} == {config.temperature}
-    for part in (evidence.preference, evidence.cost, evidence.cost_train_wording, evidence.cost_train_wording_warm):
+    greedy = {run_id for name, run_id in evidence.run_ids.items() if name.endswith("greedy")}
+    assert len(greedy) == 4
+    sampled = trajs[~trajs.run_id.isin(greedy)]
+    assert (sampled.groupby(["run_id", "task_id"]).size() == 2).all()       # the policy as trained: sampled
+    assert (trajs[trajs.run_id.isin(greedy)].groupby(["run_id", "task_id"]).size() == 1).all()  # and greedy, once
+    temperatures = {run_id: json.loads(c)["temperature"] for run_id, c in runs.config_json.items()}
+    assert {t for r, t in temperatures.items() if r not in greedy} == {config.temperature}
+    assert {t for r, t in temperatures.items() if r in greedy} == {0.0}
+    for part in (evidence.preference, evidence.cost, evidence.cost_train_wording, evidence.cost_train_wording_warm,
+                 evidence.greedy_preference, evidence.greedy_cost_train_wording):
         assert part["n_tasks"] == 3
     held_out = {p.instruction for p in preference_pairs("eval")}
     for name, run_id in evidence.run_ids.items():
@@ -53,6 +60,7 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
     print_evidence(evidence, console)
     text = console.export_text()
     assert "saving (training wordings), warm start" in text and f"temperature {config.temperature:g}, 2 rollouts per task" in text
+    assert "greedy: trained - warm start" in text
 
 
 def test_evidence_refuses_a_greedy_config(tmp_path):
