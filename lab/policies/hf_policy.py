@@ -36,6 +36,7 @@ next header, not the whole conversation again.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 import unicodedata
@@ -133,8 +134,6 @@ TOOLS_SYSTEM_BLOCK = (
 def render_round(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
     """One round's prompt through the chat template with `tools=` (and the generation prompt). A template
     that renders the same text with and without tools is given the catalog in its system message."""
-    import json
-
     plain = [{"role": m["role"], "content": m["content"]} for m in messages]
     with_tools = tokenizer.apply_chat_template(plain, tools=tools, tokenize=False, add_generation_prompt=True)
     if with_tools != tokenizer.apply_chat_template(plain, tokenize=False, add_generation_prompt=True):
