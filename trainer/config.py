@@ -24,6 +24,7 @@ from typing import Any
 from trl import GRPOConfig
 
 from lab.errors import LabInputError, read_yaml
+from lab.rollout.config import PROTOCOLS
 
 #: Loss types whose normaliser counts only unmasked tokens, so a filtered row adds nothing at all.
 ROW_EXCLUDING_LOSSES = ("dapo", "bnpo", "cispo", "vespo")
@@ -183,8 +184,8 @@ class OrchestraGRPOConfig(GRPOConfig):
         self.remove_unused_columns = False  # the rollout reads each example's task and randomisation
         super().__post_init__()
         problems = []
-        if self.protocol not in ("conversation", "rounds"):
-            problems.append(f"protocol {self.protocol!r}: expected conversation or rounds")
+        if self.protocol not in PROTOCOLS:
+            problems.append(f"protocol {self.protocol!r}: expected one of {', '.join(PROTOCOLS)}")
         # under rounds a filtered round is no row at all, so a per-round mean (grpo) is honest too
         allowed = (*ROW_EXCLUDING_LOSSES, "grpo") if self.protocol == "rounds" else ROW_EXCLUDING_LOSSES
         if self.loss_type not in allowed:

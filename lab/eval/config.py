@@ -6,11 +6,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.errors import LabInputError, first_error
+from lab.rollout.config import Protocol
 
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
@@ -51,7 +50,7 @@ class EvalConfig(BaseModel):
     observation_chars: int = Field(6000, ge=100, description="Tool output shown to the orchestrator is cut here.")
     orchestrator_latency_per_token_s: float | None = Field(
         None, gt=0, description="hf: report generated tokens x this as the orchestrator's latency, not its wall time.")
-    protocol: Literal["conversation", "rounds"] = Field(
+    protocol: Protocol = Field(
         "conversation", description="conversation: the orchestrator reads the whole conversation; rounds: a fresh prompt "
                                     "per round, context built by the environment (the released checkpoint's protocol).")
     catalog: str | None = Field(None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")

@@ -31,15 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from lab.errors import EndpointUnavailable
-from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord, utcnow
+from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ParsedTurn, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
-from lab.rollout.rounds import RoundRecord, estimated_tokens, play_rounds
-from lab.rollout.running import RolloutState, cap_reached, execute_call
-from lab.tools.base import Tool, ToolContext
-from lab.world.task import finding
+from lab.rollout.rounds import RoundRecord, play_rounds
+from lab.rollout.running import RolloutState, cap_reached, execute_call, record_call
+from lab.tools.base import Tool, ToolContext, estimate_tokens
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
 Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]
@@ -128,7 +127,7 @@ async def run_rollout(
     try:
         if config.protocol == "rounds":
             key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step)
-            count = getattr(policy, "count_tokens", None) or estimated_tokens
+            count = getattr(policy, "count_tokens", None) or estimate_tokens
             rounds = await play_rounds(session, tools, question, request.preference_instruction, context, config, key,
                                        state, count, started)
         else:
@@ -233,21 +232,7 @@ async def _apply_turn(
     results = await asyncio.gather(*(execute_call(call, i, tools, context, config) for i, call in enumerate(calls)))
     observations = [obs for obs, _ in results]
     for i, (call, (obs, malformed)) in enumerate(zip(calls, results)):
-        if malformed:
-            state.format_ok = False
-        else:
-            state.tool_counts[obs.meta.get("counted_as") or call.name] += 1
-        state.cost_usd += obs.cost_usd
-        state.steps.append(StepRecord(
-            **key, call_idx=i, kind="format_error" if malformed else "tool", reasoning=parsed.reasoning if i == 0 else "",
-            tool_name=call.name, model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str),
-            observation=obs.text, input_tokens=obs.input_tokens, output_tokens=obs.output_tokens,
-            cost_usd=obs.cost_usd, latency_s=obs.latency_s, error=obs.error, started_at=utcnow(), simulated=obs.simulated,
-        ))
-        context.transcript.append(obs.text)
-        found = obs.meta.get("finding", obs.text)  # a model's reply sets "" (a claim, not a finding)
-        if context.findings is not None and not malformed and obs.error is None and found:
-            context.findings.append(finding(found, call.arguments))
+        record_call(state, context, key, call, obs, malformed, i, parsed.reasoning if i == 0 else "")
         message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
         if call.id:
             message["tool_call_id"] = call.id

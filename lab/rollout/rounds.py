@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lab.errors import LabInputError
-from lab.records import StepRecord, utcnow
+from lab.records import StepRecord
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall, parse_turn
 from lab.rollout.policy import TokenTrajectory
-from lab.rollout.running import RolloutState, cap_reached, execute_call
-from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+from lab.rollout.running import RolloutState, cap_reached, execute_call, record_call
+from lab.tools.base import Observation, Tool, ToolContext, estimate_tokens, validate_arguments
 from lab.toolspec import ToolSpec
-from lab.world.task import finding
 
 ROUND_SYSTEM = "You are good at using tools."
 ROUND_USER = "Problem: {problem}\n\n{context}\n\nChoose an appropriate tool."
@@ -54,12 +53,6 @@ MODEL_CONTEXT_TOKENS = 27000
 
 #: (text) -> token count in the orchestrator's own tokenizer
 TokenCounter = Callable[[str], int]
-
-
-def estimated_tokens(text: str) -> int:
-    """~4 characters per token: the count used when the orchestrator's tokenizer is not at hand (a remote
-    endpoint); deterministic and close enough to decide a cut."""
-    return -(-len(text) // 4)
 
 
 @dataclass
@@ -219,7 +212,6 @@ def _choices(description: str) -> list[str]:
 class RoundRecord:
     """One round's tokens, as the trainer needs them (rows are rounds)."""
 
-    turn: int
     tokens: TokenTrajectory
     #: whether the round ran a call; a skipped round is a format error, dropped from training on its own
     valid: bool
@@ -266,7 +258,7 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         rendered = gathered.render(config.document_chars)
         environment = cut_front(rendered, budget, count)
         # the slot's model reads the context at the released budget, whatever the orchestrator's own cut
-        context.environment_context = cut_front(rendered, MODEL_CONTEXT_TOKENS, estimated_tokens)
+        context.environment_context = cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens)
         messages = round_messages(problem, environment, instruction)
         output = await session.generate(messages, tools=catalog, observations=last_observation)
         state.input_tokens += output.input_tokens
@@ -275,7 +267,7 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         parsed = parse_turn(output.text, output.native_calls)
         call, problem_text = first_valid_call(parsed.calls, offered)
         if output.tokens is not None and output.tokens.completion_ids:
-            rounds.append(RoundRecord(turn, output.tokens, valid=call is not None))
+            rounds.append(RoundRecord(output.tokens, valid=call is not None))
         prompt = messages[1]["content"]
         if call is None:
             state.format_ok = False
@@ -285,22 +277,10 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
             state.latency_s += output.latency_s
         else:
             observation, _ = await execute_call(call, 0, offered, context, config)
-            state.tool_counts[observation.meta.get("counted_as") or call.name] += 1
-            state.cost_usd += observation.cost_usd
             state.latency_s += output.latency_s + observation.latency_s
-            state.steps.append(StepRecord(
-                **key, turn=turn, kind="tool", reasoning=parsed.reasoning, tool_name=call.name, model=observation.model,
-                arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str), observation=observation.text,
-                input_tokens=observation.input_tokens, output_tokens=observation.output_tokens, cost_usd=observation.cost_usd,
-                latency_s=observation.latency_s, error=observation.error, started_at=utcnow(), simulated=observation.simulated,
-                prompt=prompt,
-            ))
-            context.transcript.append(observation.text)
+            record_call(state, context, {**key, "turn": turn}, call, observation, False, reasoning=parsed.reasoning, prompt=prompt)
             if observation.error is None:
                 gathered.add(observation)
-                found = observation.meta.get("finding", observation.text)
-                if context.findings is not None and found:
-                    context.findings.append(finding(found, call.arguments))
             last_observation = [observation.text]
             final = observation.meta.get("final_answer") if observation.error is None else None
             if final is not None:

@@ -7,14 +7,17 @@ Why a module of its own: the conversation loop (`lab.rollout.engine`) and the ro
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from lab.records import StepRecord
+from lab.records import StepRecord, utcnow
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall
 from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
+from lab.world.task import finding
 
 
 @dataclass
@@ -58,6 +61,28 @@ async def execute_call(
     except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
         message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"
     return Observation.failure(message, latency_s=time.monotonic() - started), False
+
+
+def record_call(state: RolloutState, context: ToolContext, key: dict[str, Any], call: ToolCall, obs: Observation,
+                malformed: bool, call_idx: int = 0, reasoning: str = "", prompt: str = "") -> None:
+    """Count one executed (or malformed) call, log its step, and add what it found to the rollout's
+    transcript and findings: tool counts are the calls per feature (the tool, or a slot tool's slot in
+    `meta["counted_as"]`); a malformed call is a format error and counts toward no tool."""
+    if malformed:
+        state.format_ok = False
+    else:
+        state.tool_counts[obs.meta.get("counted_as") or call.name] += 1
+    state.cost_usd += obs.cost_usd
+    state.steps.append(StepRecord(
+        **key, call_idx=call_idx, kind="format_error" if malformed else "tool", reasoning=reasoning, tool_name=call.name,
+        model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str), observation=obs.text,
+        input_tokens=obs.input_tokens, output_tokens=obs.output_tokens, cost_usd=obs.cost_usd, latency_s=obs.latency_s,
+        error=obs.error, started_at=utcnow(), simulated=obs.simulated, prompt=prompt,
+    ))
+    context.transcript.append(obs.text)
+    found = obs.meta.get("finding", obs.text)  # a model's reply sets "" (a claim, not a finding)
+    if context.findings is not None and not malformed and obs.error is None and found:
+        context.findings.append(finding(found, call.arguments))
 
 
 def cap_reached(config: RolloutConfig, state: RolloutState, elapsed_s: float) -> tuple[str | None, bool]:

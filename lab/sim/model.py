@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import random
 import re
 from pathlib import Path
@@ -44,7 +43,7 @@ from lab.pricing import PriceTable
 from lab.sim.draws import Draw, decide, stable_seed
 from lab.sim.profiles import Profile, get_profile
 from lab.sim.wrong import format_answer, graded_wrong_answer, lookup_plan, wrong_program
-from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.tools.base import Observation, ToolContext, estimate_tokens, validate_arguments
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
 from lab.world.task import WorldTask, evidence_found
 
@@ -59,15 +58,6 @@ NO_QUERY = "none"
 _NO_TASK_REPLY = ("No offline-world task is attached to this call; a simulated model can only reply in general "
                   "terms here (use real model tools for real benchmarks).")
 _NO_PROGRAM = "No program is needed here: the question is not a computation."
-
-
-def estimate_tokens(text: str) -> int:
-    """Deterministic token estimate: one token per 4 characters, at least 1 for non-empty text.
-
-    >>> estimate_tokens("What is the capital of France?")
-    8
-    """
-    return math.ceil(len(text) / 4)
 
 
 def sim_spec(profile: Profile, pricing: str = "default", name: str | None = None) -> ToolSpec:

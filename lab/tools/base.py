@@ -7,6 +7,7 @@ something the orchestrator sees and recovers from (and the reward counts), never
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +33,17 @@ class Observation(BaseModel):
     @classmethod
     def failure(cls, message: str, **kwargs: Any) -> "Observation":
         return cls(text=f"Error: {message}", error=message, **kwargs)
+
+
+def estimate_tokens(text: str) -> int:
+    """Deterministic token estimate: one token per 4 characters, at least 1 for non-empty text (the usual
+    ~4 characters per English token). What simulated models are billed by, and what the round protocol
+    cuts a context by when the orchestrator's own tokenizer is not at hand (a remote endpoint).
+
+    >>> estimate_tokens("What is the capital of France?")
+    8
+    """
+    return math.ceil(len(text) / 4)
 
 
 @dataclass

@@ -14,8 +14,8 @@ def result(*rounds: tuple[list[int], list[int], bool]) -> RolloutResult:
     trajectory = TrajectoryRecord(run_id="r", task_id="t", preference_json="{}", outcome=1.0, n_turns=len(rounds),
                                   cost_usd=0.0, latency_s=0.0, input_tokens=0, output_tokens=0, format_ok=True,
                                   valid_output=True, benchmark="world", tool_counts_json="{}")
-    records = [RoundRecord(i, TokenTrajectory(prompt_ids=p, completion_ids=c, mask=[1] * len(c), logprobs=[0.0] * len(c)), ok)
-               for i, (p, c, ok) in enumerate(rounds)]
+    records = [RoundRecord(TokenTrajectory(prompt_ids=p, completion_ids=c, mask=[1] * len(c), logprobs=[0.0] * len(c)), ok)
+               for p, c, ok in rounds]
     return RolloutResult(trajectory, [], rounds=records)
 
 

@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from lab.errors import LabInputError
 from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
-from lab.rollout.rounds import (ROUND_SYSTEM, RoundContext, cut_front, estimated_tokens, load_catalog, round_catalog,
-                                round_messages)
-from lab.tools.base import Observation, ToolContext
+from lab.rollout.rounds import ROUND_SYSTEM, RoundContext, cut_front, load_catalog, round_catalog, round_messages
+from lab.tools.base import Observation, ToolContext, estimate_tokens
 from lab.tools.paper import paper_parameters
 from lab.toolspec import ToolSpec
 from tests.conftest import SHARED
@@ -143,10 +142,10 @@ def test_search_is_withdrawn_once_a_document_exists_where_the_benchmark_says():
 
 @given(st.text(min_size=0, max_size=400), st.integers(min_value=0, max_value=120))
 def test_cut_front_keeps_the_longest_tail_within_the_budget(text, budget):
-    cut = cut_front(text, budget, estimated_tokens)
-    assert text.endswith(cut) and estimated_tokens(cut) <= budget
+    cut = cut_front(text, budget, estimate_tokens)
+    assert text.endswith(cut) and estimate_tokens(cut) <= budget
     if len(cut) < len(text) and budget > 0:
-        assert estimated_tokens(text[len(text) - len(cut) - 1:]) > budget  # one character more would not fit
+        assert estimate_tokens(text[len(text) - len(cut) - 1:]) > budget  # one character more would not fit
 
 
 def test_the_context_is_cut_from_the_front_by_the_orchestrators_tokenizer():
