@@ -94,6 +94,29 @@ def test_a_slider_reranks_the_systems(app_store):
     assert "gpt-5=1" in at.query_params["p"]  # the state is in the URL
 
 
+def test_a_ranking_where_every_system_scores_zero_says_why(app_store):
+    at = on("steering", runs="eval-a,eval-b", p="latency=0")  # a link naming no nonzero entry: P is all zeros
+    assert any("P is all zeros" in c.value for c in at.caption)
+    at = on("steering", runs="eval-a,eval-b", p="outcome=1")
+    assert not any(c.value.startswith("Every score is 0") for c in at.caption)
+
+
+def test_pickers_open_on_the_demos_compared_systems_when_the_store_has_them():
+    import pandas as pd
+
+    from app.widgets import story_runs
+
+    runs = pd.DataFrame([
+        {"run_id": "t-1", "kind": "eval", "name": "trained", "started_at": 1},
+        {"run_id": "c-old", "kind": "eval", "name": "cascade", "started_at": 2},
+        {"run_id": "x", "kind": "eval", "name": "trained-cost-t10", "started_at": 3},
+        {"run_id": "c-new", "kind": "eval", "name": "cascade", "started_at": 4},
+        {"run_id": "train", "kind": "train", "name": "strongest", "started_at": 5},
+    ])
+    assert story_runs(runs) == ["c-new", "t-1"]  # the demo's order, the newest of each name, no sweep or train run
+    assert story_runs(runs.assign(name="other")) == []
+
+
 def test_a_deep_link_opens_its_vector(app_store):
     at = on("steering", runs="eval-a,eval-b", p="outcome=1,gpt-5=1")
     assert at.slider(key="p-gpt-5").value == 1.0 and at.slider(key="p-compute").value == 0.0

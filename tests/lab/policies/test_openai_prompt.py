@@ -114,6 +114,31 @@ def test_sampling_options_reach_the_payload():
     assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.7, 0.9, 77, seed)
 
 
+def test_tasks_sampled_with_one_rollout_seed_send_different_seeds():
+    """An evaluation seeds sample k of every task alike; a model policy must still sample each task on its
+    own (before, every task's first turn drew the same random numbers)."""
+    class Other(_Task):
+        task_id = "prompt-2"
+
+    with OpenAICompatServer(script=["<answer>a</answer>"] * 3) as server:
+        policy = make_policy(f"openai:gpt-5@{server.base_url}", temperature=1.0)
+
+        async def go():
+            try:
+                for task in (_Task(), Other(), _Task()):
+                    await run_rollout(policy, {"lookup": _Lookup()}, RolloutRequest(run_id="s", task=task, seed=7), _never)
+            finally:
+                await policy.aclose()
+
+        asyncio.run(go())
+        first, other, again = (body["seed"] for body in server.bodies)
+    assert first != other and first == again  # per task, and reproducible
+
+
+async def _never(task, answer, context) -> float:
+    return 0.0
+
+
 def test_make_policy_gives_hf_policies_the_sampling_options():
     from lab.policies.hf_policy import HFPolicy
 

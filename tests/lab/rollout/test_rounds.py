@@ -176,13 +176,3 @@ def test_the_lab_catalog_lists_slots_with_prices_in_the_released_layout():
     assert "Choices: ['answer-1', 'answer-2', 'answer-3']" in described
     assert "Model | price per million input tokens | price per million output tokens | average latency" in described
     assert "answer-1 | $1.25 | $10 |" in described
-
-
-def test_a_model_policy_samples_each_task_with_its_own_seed():
-    """An evaluation seeds sample k of every task alike; drawing from that seed alone would correlate the
-    tasks' samples (every task's first round drew the same random numbers)."""
-    from lab.rollout.policy import sampling_seed
-
-    seeds = {sampling_seed(0, f"frames-{i:04d}") for i in range(200)}
-    assert len(seeds) == 200 and sampling_seed(0, "frames-0001") == sampling_seed(0, "frames-0001")
-    assert sampling_seed(0, "frames-0001") != sampling_seed(1, "frames-0001")
