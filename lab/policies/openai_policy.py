@@ -7,11 +7,19 @@ Under the conversation protocol no `tools` parameter is sent: the engine's syste
 (`lab.rollout.prompt.system_prompt`) already holds the priced tool catalog, and a server renders `tools`
 into the prompt again, so the orchestrator would read the catalog twice and `openai:` runs would see a
 different prompt from `hf:` runs of the same checkpoint. The messages go out as the engine built them
-(results of text calls as user turns, see `_wire_message`); calls come back as `<tool_call>` text,
+(results of text calls as user turns for servers that require a call id, see `_wire_message`); calls
+come back as `<tool_call>` text,
 which `lab.rollout.parse` reads. Under the round protocol (`lab.rollout.rounds`) the catalog is sent
 as `tools=`, as the released evaluation sends it to vLLM (`--enable-auto-tool-choice
 --tool-call-parser hermes`); the server's `tool_calls` are read first and `<tool_call>` text in the
 content is parsed when a server returns none.
+
+A vLLM server (its `/models` says `owned_by: vllm`) is also asked for what it sampled: the prompt's and
+the completion's token ids (`return_token_ids`) and each sampled token's logprob. Those are the
+policy's token records, as the `hf:` policy's are: a round's `tokens`, and under the conversation
+protocol the whole rollout's token trajectory, each turn's new prompt ids appended as context (mask 0)
+when they extend what came before. Other servers (OpenAI, Together) are sent neither parameter, which
+they refuse, and a run through them has no token records.
 
 Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the hot loop of an
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine
@@ -68,6 +76,7 @@ class OpenAIPolicy:
         self.max_retries = max_retries
         self.price = price
         self._http: aiohttp.ClientSession | None = None
+        self._is_vllm: bool | None = None
 
     @classmethod
     def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> "OpenAIPolicy":
@@ -87,21 +96,37 @@ class OpenAIPolicy:
         key = os.environ.get(self._api_key_env) or "EMPTY"  # local vLLM servers take any key
         return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
-    async def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST one chat completion with retries on 429/5xx/timeouts; raises PolicyUnavailable at the end."""
+    def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             self._http = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
                 json_serialize=lambda value: orjson.dumps(value).decode(),
             )
+        return self._http
+
+    async def is_vllm(self) -> bool:
+        """Whether the endpoint is a vLLM server (asked once: `GET /models`, `owned_by: vllm`). An endpoint
+        without `/models`, or one that fails it, is taken as not vLLM: the chat call reports real failures."""
+        if self._is_vllm is None:
+            try:
+                async with self._client().get(f"{self.base_url}/models", headers=self._headers()) as response:
+                    body = orjson.loads(await response.read()) if response.status == 200 else {}
+            except (aiohttp.ClientError, asyncio.TimeoutError, orjson.JSONDecodeError):
+                body = {}
+            models = body.get("data") if isinstance(body, dict) else None
+            self._is_vllm = any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models or [])
+        return self._is_vllm
+
+    async def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST one chat completion with retries on 429/5xx/timeouts; raises PolicyUnavailable at the end."""
         url = f"{self.base_url}/chat/completions"
         problem = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
                 await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.5 + random.random()))
             try:
-                async with self._http.post(url, json=payload, headers=self._headers()) as response:
+                async with self._client().post(url, json=payload, headers=self._headers()) as response:
                     if response.status == 200:
                         return orjson.loads(await response.read())
                     problem = f"HTTP {response.status}: {(await response.text())[:200]}"
@@ -120,12 +145,16 @@ class _OpenAISession:
     def __init__(self, policy: OpenAIPolicy, seed: int) -> None:
         self.policy = policy
         self.seed = seed
+        #: Conversation protocol on vLLM: the rollout's tokens so far; None once a turn's prompt did not
+        #: extend them (the template re-rendered earlier turns), after which there is no trajectory.
+        self._trajectory: TokenTrajectory | None = TokenTrajectory()
 
     async def generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                        observations: list[str] | None = None) -> PolicyOutput:
+        vllm = await self.policy.is_vllm()
         payload: dict[str, Any] = {
             "model": self.policy.model,
-            "messages": [_wire_message(m) for m in messages],
+            "messages": [_wire_message(m, keep_tool_role=vllm) for m in messages],
             "temperature": self.policy.temperature,
             "top_p": self.policy.top_p,
             "max_tokens": self.policy.max_tokens,
@@ -133,6 +162,8 @@ class _OpenAISession:
         }
         if tools is not None:  # the round protocol: the server renders the catalog and parses the calls
             payload["tools"] = tools
+        if vllm:
+            payload.update(logprobs=True, return_token_ids=True)
         started = time.monotonic()
         body = await self.policy.chat(payload)
         latency = time.monotonic() - started
@@ -143,6 +174,9 @@ class _OpenAISession:
         usage = body.get("usage") or {}
         prompt_tokens, completion_tokens = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
         price = self.policy.price
+        tokens = server_tokens(body)
+        if tools is None:
+            self._extend(tokens)
         return PolicyOutput(
             text=message.get("content") or "",
             native_calls=message.get("tool_calls") or None,
@@ -150,17 +184,60 @@ class _OpenAISession:
             output_tokens=completion_tokens,
             latency_s=latency,
             cost_usd=price.cost(prompt_tokens, completion_tokens) if price else 0.0,
+            tokens=tokens if tools is not None else None,
         )
 
+    def _extend(self, turn: TokenTrajectory | None) -> None:
+        """Append one conversation turn: the new prompt's ids past what came before (mask 0), then the
+        sampled ids (mask 1, with their logprobs)."""
+        trajectory = self._trajectory
+        if trajectory is None:
+            return
+        if turn is None:
+            self._trajectory = None
+            return
+        if not trajectory.prompt_ids:
+            trajectory.prompt_ids = turn.prompt_ids
+        else:
+            so_far = trajectory.prompt_ids + trajectory.completion_ids
+            if turn.prompt_ids[:len(so_far)] != so_far:
+                self._trajectory = None
+                return
+            added = turn.prompt_ids[len(so_far):]
+            trajectory.completion_ids += added
+            trajectory.mask += [0] * len(added)
+            trajectory.logprobs += [0.0] * len(added)
+        trajectory.completion_ids += turn.completion_ids
+        trajectory.mask += turn.mask
+        trajectory.logprobs += turn.logprobs
+
     def token_trajectory(self) -> TokenTrajectory | None:
-        return None  # a remote endpoint returns text, not the ids the trainer needs
+        trajectory = self._trajectory
+        return trajectory if trajectory is not None and trajectory.completion_ids else None
 
 
-def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
+def server_tokens(body: dict[str, Any]) -> TokenTrajectory | None:
+    """The prompt and completion ids and the sampled tokens' logprobs a vLLM response carries
+    (`prompt_token_ids`, `choices[0].token_ids`, `choices[0].logprobs.content`); None when it has none."""
+    choice = (body.get("choices") or [{}])[0]
+    prompt_ids, completion_ids = body.get("prompt_token_ids"), choice.get("token_ids")
+    if not prompt_ids or completion_ids is None:
+        return None
+    scored = [entry.get("logprob", float("nan")) for entry in (choice.get("logprobs") or {}).get("content") or []]
+    # vLLM scores every sampled id, the end-of-turn token included; any unscored tail is NaN, not invented.
+    logprobs = [float(v) for v in scored[:len(completion_ids)]] + [float("nan")] * max(0, len(completion_ids) - len(scored))
+    return TokenTrajectory(prompt_ids=list(prompt_ids), completion_ids=list(completion_ids),
+                           mask=[1] * len(completion_ids), logprobs=logprobs)
+
+
+def _wire_message(message: dict[str, Any], keep_tool_role: bool = False) -> dict[str, Any]:
     """Engine message -> chat-completions message. Results of text (Hermes) calls have no call id,
-    which the API requires for role "tool", so they travel as user turns holding <tool_response>."""
+    which the OpenAI API requires for role "tool", so they travel as user turns holding <tool_response>.
+    A vLLM server takes role "tool" without one (`keep_tool_role`) and renders it with the model's chat
+    template, as the `hf:` policy does: the same checkpoint then reads the same ids in both."""
     if message["role"] == "tool":
-        if message.get("tool_call_id"):
-            return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": message["content"]}
+        if keep_tool_role or message.get("tool_call_id"):
+            wired = {"role": "tool", "content": message["content"]}
+            return wired | ({"tool_call_id": message["tool_call_id"]} if message.get("tool_call_id") else {})
         return {"role": "user", "content": message["content"]}
     return message

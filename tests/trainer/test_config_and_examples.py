@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 
 import pytest
+import torch
 
 from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, preference_pairs
@@ -45,9 +46,21 @@ def test_the_cli_reports_a_bad_config_without_a_traceback(tmp_path):
 
 
 def test_shipped_configs_load():
+    on_cpu = not torch.cuda.is_available()
     for name in ("cpu-tiny", "h100-qwen3-8b", "gpu-smoke"):
-        config = OrchestraGRPOConfig.from_yaml(f"configs/train/{name}.yaml")
+        config = OrchestraGRPOConfig.from_yaml(f"configs/train/{name}.yaml", use_vllm=False if on_cpu else None)
         assert config.loss_type in ("dapo", "bnpo", "cispo", "vespo") and config.num_generations >= 2
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without CUDA")
+def test_use_vllm_without_a_gpu_is_refused_at_start_with_the_reason_and_the_way_out(tmp_path):
+    result = subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", "train", "--config",
+                             "configs/train/h100-qwen3-8b.yaml", "--output-dir", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert "use_vllm" in lines[0] and "needs a GPU" in lines[0] and "use_vllm: false" in lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 class Task:
