@@ -176,7 +176,8 @@ def _maybe_to_gpu(index: faiss.Index, kind: str, nprobe: int | None) -> tuple[fa
 # The tool
 
 
-def default_local_search_spec() -> ToolSpec:
+def default_local_search_spec(top_k: int = 5) -> ToolSpec:
+    """The free-form tool's spec; `top_k` is what a call that names no `top_k` gets."""
     return ToolSpec(
         name="local_search",
         description="Search the local document corpus; returns the most relevant passages with ids and scores.",
@@ -185,7 +186,7 @@ def default_local_search_spec() -> ToolSpec:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What to search for, in natural language."},
-                "top_k": {"type": "integer", "description": "How many passages to return (default 5)."},
+                "top_k": {"type": "integer", "description": f"How many passages to return (default {top_k})."},
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -195,7 +196,10 @@ def default_local_search_spec() -> ToolSpec:
 
 
 class LocalSearch:
-    """The `local_search` tool: dense retrieval over a `LocalSearchIndex`, free and wall-clock timed."""
+    """The `local_search` tool: dense retrieval over a `LocalSearchIndex`, free and wall-clock timed.
+
+    `top_k` is the configured depth (toolkit `backend.top_k`; the released FRAMES search reads 150);
+    `max_top_k` caps only what a caller asks for in its `top_k` argument."""
 
     max_top_k = 50
     max_passage_chars = 800  # long passages are cut so one call cannot flood the orchestrator's context
@@ -250,8 +254,8 @@ class LocalSearch:
     def _check_values(self, arguments: dict[str, Any]) -> str | None:
         if not arguments["query"].strip():
             return f"tool '{self.spec.name}': argument 'query' is empty"
-        k = arguments.get("top_k", self.top_k)
-        if not 1 <= int(k) <= self.max_top_k:
+        k = arguments.get("top_k")
+        if k is not None and not 1 <= int(k) <= self.max_top_k:
             return f"tool '{self.spec.name}': argument 'top_k' must be between 1 and {self.max_top_k}, got {k}"
         return None
 
