@@ -37,9 +37,11 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`; order is the order in --help.
     from lab.cli import calibrate, dashboard, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
+    from lab.cli.index import index_app
     from lab.cli.world import world_app
 
     app.add_typer(world_app, name="world")
+    app.add_typer(index_app, name="index")
 
 
 def main() -> None:

@@ -51,6 +51,8 @@ def eval_command(
     protocol: str = typer.Option("conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh prompt per round, the released checkpoint's protocol)."),
     catalog: Optional[str] = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
     context_tokens: int = typer.Option(27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
+    retrieval_top_k: Optional[int] = typer.Option(
+        None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
     user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
     judge: Optional[str] = typer.Option(None, "--judge", help="tau2: an LLM tool of the toolkit that judges NL assertions (default: not judged)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
@@ -70,7 +72,7 @@ def eval_command(
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars,
         orchestrator_latency_per_token_s=orchestrator_latency_per_token, protocol=protocol, catalog=catalog,
-        context_tokens=context_tokens, user=user, judge=judge, limit=limit,
+        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, user=user, judge=judge, limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )

@@ -15,7 +15,7 @@ BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
 _LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
-                 "protocol", "catalog", "context_tokens")
+                 "protocol", "catalog", "context_tokens", "retrieval_top_k")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -55,6 +55,9 @@ class EvalConfig(BaseModel):
                                     "per round, context built by the environment (the released checkpoint's protocol).")
     catalog: str | None = Field(None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")
     context_tokens: int = Field(27000, ge=0, description="rounds: tokens of environment context, minus the problem's.")
+    retrieval_top_k: int | None = Field(
+        None, ge=1, description="Documents each `search` tool retrieves from its local index; None: under rounds the "
+                                "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
     user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
     judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")

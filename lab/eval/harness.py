@@ -42,7 +42,12 @@ from lab.rollout.rounds import check_catalog
 from lab.rollout.policy import Policy
 from lab.store import Store, queries
 from lab.store.writer import TrajectoryWriter
-from lab.tools.registry import build_tools, load_toolkit
+from lab.tools.registry import build_tools, load_toolkit, with_retrieval_top_k
+from lab.toolspec import Toolkit
+
+#: Documents per `search` in the released evaluations (evaluation/eval_frames.py, eval_hle.py: "topk").
+RELEASED_TOP_K = {"frames": 150, "hle": 50}
+
 
 @dataclass
 class RunSummary:
@@ -94,6 +99,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
     if config.protocol == "rounds":
         check_round_toolkit(toolkit, config.catalog)
+    toolkit = with_search_depth(config, toolkit)
     tools = build_tools(toolkit)
     if config.user != "scripted":
         source.user = _llm_user(source.user, llm_tool(tools, config.user, "--user", config.toolkit))
@@ -139,12 +145,32 @@ def check_round_toolkit(toolkit: Any, catalog: str | None) -> None:
 
 def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
     """The rollout limits and protocol of one run. FRAMES under the round protocol keeps the released
-    evaluation's rules: 4,000 characters per document, `search` withdrawn once a document exists, a
-    24,000-token context."""
+    evaluation's rules: 4,000 characters per document and no ` ...` after it, `search` withdrawn once a
+    document exists, a 24,000-token context (HLE's are the defaults: 1,200 characters and ` ...`)."""
     frames = config.benchmark.split(":")[0] == "frames"
     return RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars, protocol=config.protocol,
                          catalog=config.catalog, context_tokens=min(config.context_tokens, 24000) if frames else config.context_tokens,
-                         document_chars=4000 if frames else 1200, withdraw_search_after_documents=frames)
+                         document_chars=4000 if frames else 1200, document_suffix="" if frames else " ...",
+                         withdraw_search_after_documents=frames)
+
+
+def retrieval_top_k_for(config: EvalConfig) -> int | None:
+    """Documents each `search` retrieves: `--retrieval-top-k`, else under the round protocol the released
+    depth of the benchmark (FRAMES 150, HLE 50), else None (the toolkit's own `top_k`)."""
+    if config.retrieval_top_k is not None:
+        return config.retrieval_top_k
+    return RELEASED_TOP_K.get(config.benchmark.split(":")[0]) if config.protocol == "rounds" else None
+
+
+def with_search_depth(config: EvalConfig, toolkit: Toolkit) -> Toolkit:
+    """The toolkit whose `search` tools retrieve `retrieval_top_k_for(config)` documents; an explicit
+    `--retrieval-top-k` on a toolkit without such a tool is refused, a released default skips it."""
+    top_k = retrieval_top_k_for(config)
+    deeper = with_retrieval_top_k(toolkit, top_k) if top_k is not None else None
+    if deeper is None and config.retrieval_top_k is not None:
+        raise LabInputError(f"--retrieval-top-k {config.retrieval_top_k}: toolkit '{toolkit.name}' has no `search` tool "
+                            "retrieving from a local index (backend.retriever.kind: local_search; e.g. --toolkit paper)")
+    return deeper or toolkit
 
 
 async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:

@@ -27,5 +27,6 @@ class RolloutConfig(BaseModel):
     protocol: Protocol = Field("conversation", description="How the orchestrator is prompted: the whole conversation, or a fresh prompt per round.")
     context_tokens: int = Field(27000, ge=0, description="Rounds: tokens of environment context, minus the problem's (released HLE: 27,000).")
     document_chars: int = Field(1200, ge=1, description="Rounds: characters of each document shown (released HLE: 1,200; FRAMES: 4,000).")
+    document_suffix: str = Field(" ...", description="Rounds: text after each document shown (released HLE: ' ...'; FRAMES: none).")
     withdraw_search_after_documents: bool = Field(False, description="Rounds: offer `search` only until a document exists (released FRAMES rule).")
     catalog: str | None = Field(None, description="Rounds: a tool catalog file in the released format (tools.json) instead of the toolkit's own.")

@@ -7,8 +7,9 @@ orchestrator never reads its own earlier turns. Every round it gets a fresh prom
     user:   Problem: {problem}\\n\\n{context}\\n\\nChoose an appropriate tool.
 
 where the *environment* builds the context from what the tools returned so far: the documents found
-(`Doc i: {first 1200 characters} ...`) and the programs run with their non-empty outputs, cut from
-the front with the orchestrator's own tokenizer to a token budget. The tool catalog travels natively
+(`Doc i: {first 1200 characters} ...` in HLE, `Doc i: {first 4000 characters}` in FRAMES; each
+search's documents join least relevant first, so the best survive the cut) and the programs run with
+their non-empty outputs, cut from the front with the orchestrator's own tokenizer to a token budget. The tool catalog travels natively
 (`tools=` through the chat template, or to the server); the first valid call of a round runs, a round
 without one is skipped (it still uses up a round and counts as a format error), and only `answer`
 ends the task: the orchestrator never answers in its own text. The slot's model receives the problem
@@ -64,22 +65,25 @@ class RoundContext:
     programs: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, observation: Observation) -> None:
-        """Take what a tool call returned: `meta["documents"]` (retrieval) and `meta["program"]` /
-        `meta["program_output"]` (code); anything else adds nothing to the context."""
-        for document in observation.meta.get("documents") or []:
+        """Take what a tool call returned: `meta["documents"]` (retrieval, best first) and `meta["program"]` /
+        `meta["program_output"]` (code); anything else adds nothing to the context.
+
+        Documents join in reverse rank, as in the released code: the context is cut from the front,
+        and a search returns 50 (HLE) or 150 (FRAMES) documents, so the best ones must come last."""
+        for document in reversed(observation.meta.get("documents") or []):
             if document not in self.documents:
                 self.documents.append(document)
         if observation.meta.get("program"):
             self.programs.append((observation.meta["program"], observation.meta.get("program_output") or ""))
 
-    def render(self, document_chars: int) -> str:
+    def render(self, document_chars: int, document_suffix: str = " ...") -> str:
         """The context text in the released layout: `Documents:` then `Doc i: {first document_chars
-        characters} ...` each, then `python code and execution outputs:` with each program and its
-        non-empty output in fenced blocks; "" when nothing was gathered."""
+        characters}{document_suffix}` each, then `python code and execution outputs:` with each program
+        and its non-empty output in fenced blocks; "" when nothing was gathered."""
         parts = []
         if self.documents:
             parts.append(DOCUMENTS_HEADER + "\n" + "".join(
-                f"Doc {i}: {d[:document_chars]} ...\n\n" for i, d in enumerate(self.documents, start=1)))
+                f"Doc {i}: {d[:document_chars]}{document_suffix}\n\n" for i, d in enumerate(self.documents, start=1)))
         if self.programs:
             blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n" + (f"```output\n{out.rstrip()}\n```\n\n" if out.strip() else "")
                              for code, out in self.programs)
@@ -255,7 +259,7 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         offered = offered_tools(tools, gathered, config)
         specs = [tool.spec for tool in offered.values()]
         catalog = load_catalog(config.catalog, specs) if config.catalog else round_catalog(specs)
-        rendered = gathered.render(config.document_chars)
+        rendered = gathered.render(config.document_chars, config.document_suffix)
         environment = cut_front(rendered, budget, count)
         # the slot's model reads the context at the released budget, whatever the orchestrator's own cut
         context.environment_context = cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens)

@@ -18,7 +18,7 @@ _LAZY = {
     "smollm2_gguf_path": "local_llm",
     "LocalSearch": "local_search",
     "LocalSearchIndex": "local_search",
-    "build_index": "local_search",
+    "build_index": "index_build",
     "OpenAIChatTool": "openai_llm",
     "WebSearch": "web_search",
     "web_search_available": "web_search",

@@ -1,7 +1,8 @@
 """Local search: a FAISS index over a document corpus, and the `local_search` tool on top of it.
 
 The paper's basic search tool retrieves passages from a fixed corpus with Qwen3-Embedding-8B (§3.1);
-offline we default to all-MiniLM-L6-v2 (see `lab.tools.embedder`). Build once, search many times:
+offline we default to all-MiniLM-L6-v2 (see `lab.tools.embedder`). Build once (`lab.tools.index_build`,
+`orchestra index build`), search many times:
 
     index = build_index("corpus.jsonl", "runs/index", kind="hnsw")   # id, title?, text per line
     tool = LocalSearch(LocalSearchIndex.load("runs/index"), top_k=5)
@@ -10,8 +11,7 @@ offline we default to all-MiniLM-L6-v2 (see `lab.tools.embedder`). Build once, s
 Vectors are unit length and the index scores by inner product, so scores are cosines. `flat` is exact;
 `ivf` (IVF-Flat, nlist from corpus size, trained on the corpus) and `hnsw` are approximate. An index
 folder holds `index.faiss`, `docs.parquet` (row i is FAISS id i) and `manifest.json`, written last, so
-a folder with a manifest is complete. A rebuild whose build key (corpus bytes, embedder, kind, index
-shape) matches the manifest reuses the folder instead of re-embedding.
+a folder with a manifest is complete. This module owns that format and reopens it.
 
 Per-task whitelists (FRAMES-style tasks restrict which documents count) are searched exactly over the
 allowed rows when few, else with a FAISS ID selector. When FAISS sees a GPU (`faiss-gpu`), flat and IVF
@@ -21,13 +21,8 @@ indexes are searched there; that path cannot be exercised on the CPU-only dev ma
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import math
-import os
 import time
 from collections.abc import Collection, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +39,6 @@ from lab.toolspec import ToolSpec
 IndexKind = Literal["flat", "ivf", "hnsw"]
 INDEX_FILE, DOCS_FILE, MANIFEST_FILE = "index.faiss", "docs.parquet", "manifest.json"
 FORMAT_VERSION = 2  # 2: titles are embedded with their text
-HNSW_M = 32  # graph degree; 32 is FAISS's usual recall/memory balance for a few hundred dims
 GPU_MAX_K = 2048  # FAISS GPU search returns at most this many neighbours
 
 
@@ -63,7 +57,8 @@ class IndexManifest(BaseModel):
     nprobe: int | None = Field(None, description="IVF cells visited per query (ivf only).")
     ef_search: int | None = Field(None, description="HNSW candidate list size per query (hnsw only).")
     build_seconds: float = Field(0.0, description="Wall clock of embedding plus indexing.")
-    docs_per_s: float = Field(0.0, description="Indexing throughput of that build.")
+    docs_per_s: float = Field(0.0, description="Documents embedded per second by that build (resumed ones not counted).")
+    resumed_docs: int = Field(0, description="Documents whose vectors an interrupted build had committed.")
     created_at: str = ""
 
 
@@ -75,194 +70,6 @@ class Passage(BaseModel):
     text: str
     score: float = Field(description="Cosine similarity to the query.")
     rank: int = Field(description="1-based rank.")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Corpus
-
-
-def read_corpus(path: str | Path) -> pd.DataFrame:
-    """Documents as a frame with columns doc_id, title, text; bad rows raise naming file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise LabInputError(f"{path}: corpus file not found")
-    if path.suffix.lower() in (".parquet", ".pq"):
-        rows, unit = _parquet_rows(path), "row"
-    elif path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows, unit = _jsonl_rows(path), "line"
-    else:
-        raise LabInputError(f"{path}: corpus must be .jsonl or .parquet, got '{path.suffix}'")
-    ids, titles, texts, first_seen = [], [], [], {}
-    for number, row in rows:
-        where = f"{path}: {unit} {number}"
-        if not isinstance(row, dict):
-            raise LabInputError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        for field in ("id", "text"):
-            if row.get(field) is None:
-                raise LabInputError(f"{where}: missing required field '{field}'")
-        doc_id, text, title = row["id"], row["text"], row.get("title") or ""
-        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-            raise LabInputError(f"{where}: field 'id' must be a string or integer, got {doc_id!r}")
-        if not isinstance(text, str) or not isinstance(title, str):
-            raise LabInputError(f"{where}: fields 'text' and 'title' must be strings")
-        doc_id = str(doc_id)
-        if doc_id in first_seen:
-            raise LabInputError(f"{where}: duplicate id '{doc_id}' (first at {unit} {first_seen[doc_id]})")
-        first_seen[doc_id] = number
-        ids.append(doc_id), titles.append(title), texts.append(text)
-    if not ids:
-        raise LabInputError(f"{path}: corpus has no documents")
-    return pd.DataFrame({"doc_id": ids, "title": titles, "text": texts})
-
-
-def _jsonl_rows(path: Path):
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LabInputError(f"{path}: line {number}: malformed JSON ({exc.msg})") from None
-
-
-def _parquet_rows(path: Path):
-    try:
-        frame = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise LabInputError(f"{path}: unreadable parquet ({type(exc).__name__})") from None
-    missing = [c for c in ("id", "text") if c not in frame.columns]
-    if missing:
-        raise LabInputError(f"{path}: missing required column '{missing[0]}'")
-    frame = frame.astype(object).where(frame.notna(), None)
-    for number, row in enumerate(frame.to_dict("records"), start=1):
-        yield number, row
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def passage_texts(docs: pd.DataFrame) -> list[str]:
-    """What gets embedded: the title on its own line, then the text (titles name the entity a query asks about)."""
-    return [f"{title}\n{text}" if title else text for title, text in zip(docs["title"], docs["text"])]
-
-
-def choose_nlist(count: int) -> int:
-    """IVF cells: ~4·sqrt(n), capped so each cell gets the >= 39 training points FAISS asks for."""
-    return max(1, min(int(4 * math.sqrt(count)), count // 39))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Build and load
-
-
-def build_index(
-    corpus_path: str | Path,
-    out_dir: str | Path,
-    embedder: EmbedderConfig | Embedder | None = None,
-    kind: IndexKind = "flat",
-    batch_size: int = 32,
-    nlist: int | None = None,
-    nprobe: int | None = None,
-    ef_search: int = 128,
-    progress: bool = True,
-    force: bool = False,
-) -> "LocalSearchIndex":
-    """Embed a corpus and persist a FAISS index in `out_dir`, or reuse the one already there.
-
-    `nlist` defaults to `choose_nlist(n)`, `nprobe` to an eighth of it (at least 8, at most nlist).
-    `progress` shows a rich progress bar on stderr. `force` rebuilds even when the cache matches.
-    """
-    if kind not in ("flat", "ivf", "hnsw"):
-        raise LabInputError(f"index kind '{kind}': must be flat, ivf or hnsw")
-    if batch_size < 1:
-        raise LabInputError(f"batch_size {batch_size}: must be >= 1")
-    corpus_path, out_dir = Path(corpus_path), Path(out_dir)
-    if not corpus_path.is_file():
-        raise LabInputError(f"{corpus_path}: corpus file not found")
-    config = embedder.config if isinstance(embedder, Embedder) else (embedder or EmbedderConfig.minilm())
-    corpus_sha = file_sha256(corpus_path)
-    key_fields = {"v": FORMAT_VERSION, "corpus": corpus_sha, "embedder": config.cache_key(), "kind": kind,
-                  "nlist": nlist if kind == "ivf" else None, "hnsw_m": HNSW_M if kind == "hnsw" else None}
-    build_key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()
-
-    cached = _cached_manifest(out_dir, build_key)
-    if cached is not None and not force:
-        index = LocalSearchIndex.load(out_dir, embedder)
-        index.nprobe = nprobe or index.nprobe
-        index.ef_search = ef_search if kind == "hnsw" else index.ef_search
-        return index
-
-    docs = read_corpus(corpus_path)
-    model = embedder if isinstance(embedder, Embedder) else load_embedder(config)
-    started = time.perf_counter()
-    vectors = _embed_with_progress(model, passage_texts(docs), batch_size, progress)  # (n, dim)
-    faiss_index, shape = _make_faiss_index(vectors, kind, nlist, nprobe, ef_search)
-    seconds = time.perf_counter() - started
-
-    manifest = IndexManifest(
-        build_key=build_key, embedder=config, dim=model.dim, kind=kind, corpus_path=str(corpus_path),
-        corpus_sha256=corpus_sha, count=len(docs), build_seconds=round(seconds, 3),
-        docs_per_s=round(len(docs) / max(seconds, 1e-9), 1),
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **shape,
-    )
-    _persist(out_dir, faiss_index, docs, manifest)
-    return LocalSearchIndex(faiss_index, docs, manifest, model, out_dir)
-
-
-def _cached_manifest(out_dir: Path, build_key: str) -> IndexManifest | None:
-    if not all((out_dir / name).is_file() for name in (INDEX_FILE, DOCS_FILE, MANIFEST_FILE)):
-        return None
-    try:
-        manifest = IndexManifest.model_validate_json((out_dir / MANIFEST_FILE).read_text())
-    except (ValidationError, ValueError):
-        return None  # an old or damaged manifest is rebuilt, not trusted
-    return manifest if manifest.build_key == build_key else None
-
-
-def _embed_with_progress(model: Embedder, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:
-        task = bar.add_task("embed", total=len(texts))
-        return model.encode_documents(texts, batch_size, on_progress=lambda n: bar.advance(task, n))
-
-
-def _make_faiss_index(
-    vectors: np.ndarray, kind: IndexKind, nlist: int | None, nprobe: int | None, ef_search: int
-) -> tuple[faiss.Index, dict[str, Any]]:
-    """Build on CPU (always serialisable); returns the index and its shape fields for the manifest."""
-    dim, count = vectors.shape[1], vectors.shape[0]
-    if kind == "flat":
-        index = faiss.IndexFlatIP(dim)
-        shape: dict[str, Any] = {}
-    elif kind == "ivf":
-        nlist = min(nlist or choose_nlist(count), count)
-        index = faiss.index_factory(dim, f"IVF{nlist},Flat", faiss.METRIC_INNER_PRODUCT)
-        index.train(vectors)  # k-means over the corpus itself gives the cell centroids
-        shape = {"nlist": nlist, "nprobe": min(nlist, nprobe or max(8, nlist // 8))}
-    else:
-        index = faiss.index_factory(dim, f"HNSW{HNSW_M}", faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = 200  # a better graph for a one-off cost at build time
-        shape = {"ef_search": ef_search}
-    index.add(vectors)
-    return index, shape
-
-
-def _persist(out_dir: Path, index: faiss.Index, docs: pd.DataFrame, manifest: IndexManifest) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MANIFEST_FILE).unlink(missing_ok=True)  # the folder is incomplete until the manifest returns
-    faiss.write_index(index, str(out_dir / f"{INDEX_FILE}.tmp"))
-    os.replace(out_dir / f"{INDEX_FILE}.tmp", out_dir / INDEX_FILE)
-    docs.to_parquet(out_dir / DOCS_FILE, index=False)
-    (out_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2))
 
 
 class LocalSearchIndex:
@@ -369,7 +176,8 @@ def _maybe_to_gpu(index: faiss.Index, kind: str, nprobe: int | None) -> tuple[fa
 # The tool
 
 
-def default_local_search_spec() -> ToolSpec:
+def default_local_search_spec(top_k: int = 5) -> ToolSpec:
+    """The free-form tool's spec; `top_k` is what a call that names no `top_k` gets."""
     return ToolSpec(
         name="local_search",
         description="Search the local document corpus; returns the most relevant passages with ids and scores.",
@@ -378,7 +186,7 @@ def default_local_search_spec() -> ToolSpec:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What to search for, in natural language."},
-                "top_k": {"type": "integer", "description": "How many passages to return (default 5)."},
+                "top_k": {"type": "integer", "description": f"How many passages to return (default {top_k})."},
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -388,7 +196,10 @@ def default_local_search_spec() -> ToolSpec:
 
 
 class LocalSearch:
-    """The `local_search` tool: dense retrieval over a `LocalSearchIndex`, free and wall-clock timed."""
+    """The `local_search` tool: dense retrieval over a `LocalSearchIndex`, free and wall-clock timed.
+
+    `top_k` is the configured depth (toolkit `backend.top_k`; the released FRAMES search reads 150);
+    `max_top_k` caps only what a caller asks for in its `top_k` argument."""
 
     max_top_k = 50
     max_passage_chars = 800  # long passages are cut so one call cannot flood the orchestrator's context
@@ -443,8 +254,8 @@ class LocalSearch:
     def _check_values(self, arguments: dict[str, Any]) -> str | None:
         if not arguments["query"].strip():
             return f"tool '{self.spec.name}': argument 'query' is empty"
-        k = arguments.get("top_k", self.top_k)
-        if not 1 <= int(k) <= self.max_top_k:
+        k = arguments.get("top_k")
+        if k is not None and not 1 <= int(k) <= self.max_top_k:
             return f"tool '{self.spec.name}': argument 'top_k' must be between 1 and {self.max_top_k}, got {k}"
         return None
 

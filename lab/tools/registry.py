@@ -24,6 +24,8 @@ from lab.tools.base import Tool
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec, Toolkit
 
 KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "local_llm", "paper")
+#: What a paper `search` tool retrieves with when its entry names no `backend.retriever`.
+DEFAULT_RETRIEVER = {"kind": "local_search", "index": "world"}
 #: Where named toolkits live: `configs/toolkits/` of the checkout the lab is installed from.
 TOOLKITS_DIR = Path(__file__).resolve().parents[2] / "configs" / "toolkits"
 
@@ -74,6 +76,8 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
 
         if not web_search_available():
             return None
+    if kind == "local_search":
+        _check_top_k(backend.get("top_k"), f"{source}: tools[{index}].backend.top_k")
     if kind == "paper":
         return _paper_entry(entry, backend, source, index, pricing)
     default = _default_spec(kind, backend, pricing, str(entry.get("name", "")))
@@ -89,6 +93,9 @@ def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, in
     where = f"{source}: tools[{index}]"
     if role not in ROLES:
         raise LabInputError(f"{where}.backend.role: expected one of {', '.join(ROLES)}, got {role!r}")
+    retriever = backend.get("retriever")
+    if role == "search" and isinstance(retriever, dict):
+        _check_top_k(retriever.get("top_k"), f"{where}.backend.retriever.top_k")
     raw_slots = backend.get("slots")
     if not isinstance(raw_slots, dict) or not raw_slots:
         raise LabInputError(f"{where}.backend.slots: a mapping of slot name -> model tool entry is required")
@@ -114,7 +121,7 @@ def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -
     if kind == "local_search":
         from lab.tools.local_search import default_local_search_spec
 
-        return default_local_search_spec()
+        return default_local_search_spec(backend.get("top_k", 5))
     if kind == "web_search":
         from lab.tools.web_search import default_web_search_spec
 
@@ -132,10 +139,30 @@ def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -
     return None  # openai / local_llm entries spell out their own spec
 
 
+def _check_top_k(top_k: Any, where: str) -> None:
+    """A retrieval depth must be a whole number of passages, at least one (None: the tool's default)."""
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise LabInputError(f"{where}: expected an integer >= 1 (passages per search), got {top_k!r}")
+
+
 def _unavailable_message(entry: dict[str, Any]) -> str:
     from lab.tools.web_search import NOT_OFFERED
 
     return NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search" else f"tool {entry.get('name')} not offered"
+
+
+def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
+    """The toolkit with every paper `search` tool that retrieves from a local index returning `top_k`
+    documents per query (its `backend.retriever.top_k`, so the run's toolkit records it); None when
+    no tool of the toolkit does."""
+    tools, changed = [], False
+    for spec in toolkit.tools:
+        retriever = spec.backend.get("retriever") or DEFAULT_RETRIEVER
+        if spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search" and retriever.get("kind") == "local_search":
+            spec = spec.model_copy(update={"backend": {**spec.backend, "retriever": {**retriever, "top_k": top_k}}})
+            changed = True
+        tools.append(spec)
+    return toolkit.model_copy(update={"tools": tools}) if changed else None
 
 
 def build_tools(toolkit: Toolkit, extra: dict[str, Tool] | None = None) -> dict[str, Tool]:
@@ -192,7 +219,7 @@ def _build_paper(spec: ToolSpec) -> Tool:
     models = {slot: _build(slot_spec) for slot, slot_spec in spec.slots.items()}
     retriever = interpreter = None
     if role == "search":
-        options = spec.backend.get("retriever") or {"kind": "local_search", "index": "world"}
+        options = spec.backend.get("retriever") or DEFAULT_RETRIEVER
         kind = options.get("kind")
         if kind not in ("local_search", "web_search"):
             raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search or web_search, got {kind!r}")

@@ -117,7 +117,7 @@ def _counts(docs: list[Document], tasks: list[WorldTask]) -> dict[str, Any]:
 
 def _build_search_index(corpus_path: Path, out_dir: Path, progress: bool) -> None:
     """The one place the world calls local search: a flat (exact) MiniLM index over the corpus."""
-    from lab.tools.local_search import build_index
+    from lab.tools.index_build import build_index
 
     build_index(corpus_path, out_dir, kind="flat", progress=progress)
 

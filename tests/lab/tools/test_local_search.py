@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 
 from lab.errors import LabInputError
-from lab.tools import local_search as ls
+from lab.tools import index_build
 from lab.tools.base import Tool, ToolContext
 from lab.tools.embedder import EmbedderConfig, load_embedder
-from lab.tools.local_search import LocalSearch, LocalSearchIndex, build_index, choose_nlist, read_corpus
+from lab.tools.index_build import build_index, choose_nlist, read_corpus
+from lab.tools.local_search import LocalSearch, LocalSearchIndex
 from lab.world.task import WorldTask
 
 # Distinctive facts and a query for each; the rest of the corpus is look-alike filler.
@@ -138,7 +139,7 @@ def test_second_build_reuses_the_persisted_index(flat, corpus, embedder, monkeyp
     def must_not_embed(*args, **kwargs):
         raise AssertionError("a cached build re-embedded the corpus")
 
-    monkeypatch.setattr(ls, "_embed_with_progress", must_not_embed)
+    monkeypatch.setattr(index_build, "_embed_in_chunks", must_not_embed)
     again = build_index(corpus, flat.out_dir, embedder=embedder, kind="flat")
     assert again.manifest.build_key == flat.manifest.build_key
     assert {name: (flat.out_dir / name).stat().st_mtime_ns for name in files} == files

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lab.errors import LabInputError
 from lab.preference import Preference
 from lab.rollout import RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
@@ -141,3 +142,12 @@ def test_an_unknown_slot_is_a_format_error_the_orchestrator_can_read(world):
     result = asyncio.run(run_rollout(policy, tools, RolloutRequest(run_id="p", task=task), grade))
     assert result.steps[0].kind == "format_error" and "must be one of" in result.steps[0].error
     assert json.loads(result.trajectory.tool_counts_json) == {}
+
+
+@pytest.mark.parametrize("top_k", [0, "150", 2.5])
+def test_a_retrieval_depth_that_is_not_a_positive_integer_is_refused_naming_the_field(tmp_path: Path, top_k):
+    raw = yaml.safe_load((TOOLKITS_DIR / "paper.yaml").read_text())
+    raw["tools"][0]["backend"]["retriever"]["top_k"] = top_k
+    (tmp_path / "kit.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(LabInputError, match=r"kit.yaml: tools\[0\].backend.retriever.top_k: expected an integer >= 1"):
+        load_toolkit(str(tmp_path / "kit.yaml"))
