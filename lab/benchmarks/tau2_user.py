@@ -39,6 +39,7 @@ know remember there their them they we our us as if not no yes any some all""".s
 class UserReply:
     text: str
     ended: bool  # the text carries an end marker: the conversation is over
+    simulated: bool = False  # written by a script or a simulated model, not by a real one
 
 
 def ended(text: str) -> bool:
@@ -76,14 +77,14 @@ class _ScriptedSession:
     async def reply(self, agent_message: str) -> UserReply:
         self.replies += 1
         if "?" not in agent_message or self.replies > MAX_REPLIES:
-            return UserReply(f"Thank you, that's all. {STOP}", ended=True)
+            return UserReply(f"Thank you, that's all. {STOP}", ended=True, simulated=True)
         asked = _words(agent_message)
         if self.unknown and len(asked & _words(self.unknown)) > len(asked & _words(self.known)):
-            return UserReply(REFUSAL, ended=False)
+            return UserReply(REFUSAL, ended=False, simulated=True)
         if self.known and not self.told:
             self.told = True
-            return UserReply(self.known, ended=False)
-        return UserReply(NOTHING_MORE, ended=False)
+            return UserReply(self.known, ended=False, simulated=True)
+        return UserReply(NOTHING_MORE, ended=False, simulated=True)
 
 
 class LLMUser:
@@ -122,4 +123,4 @@ class _LLMSession:
         observation = await self.tool.execute({"prompt": prompt})
         text = observation.text if observation.error is None else f"{observation.text} {STOP}"
         self.transcript.append(f"you: {text}")
-        return UserReply(text, ended=ended(text))
+        return UserReply(text, ended=ended(text), simulated=observation.simulated)

@@ -55,6 +55,7 @@ def eval_command(
         None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
     user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
     judge: Optional[str] = typer.Option(None, "--judge", help="tau2: an LLM tool of the toolkit that judges NL assertions (default: not judged)."),
+    tau2_agent: str = typer.Option("lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain policy in the prompt, call_expert, <message> replies, 200 steps)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
     tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
     concurrency: int = typer.Option(16, help="Rollouts in flight."),
@@ -72,7 +73,8 @@ def eval_command(
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars,
         orchestrator_latency_per_token_s=orchestrator_latency_per_token, protocol=protocol, catalog=catalog,
-        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, user=user, judge=judge, limit=limit,
+        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, user=user, judge=judge, tau2_agent=tau2_agent,
+        limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )

@@ -9,13 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.errors import LabInputError, first_error
-from lab.rollout.config import Protocol
+from lab.rollout.config import Protocol, Tau2Agent
 
 BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
 _LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
-                 "protocol", "catalog", "context_tokens", "retrieval_top_k")
+                 "protocol", "catalog", "context_tokens", "retrieval_top_k", "tau2_agent")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -60,6 +60,10 @@ class EvalConfig(BaseModel):
                                 "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
     user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
     judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
+    tau2_agent: Tau2Agent = Field(
+        "lab", description="tau2: `lab` (the lab's agent: the conversation protocol's prompt and catalog) or `released` "
+                           "(the released evaluation's: the domain policy in the system prompt, call_expert over the "
+                           "toolkit's gpt-5, gpt-5-mini and qwen3-32b tools, <message> replies, 200 tau2 steps).")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -81,6 +85,8 @@ class EvalConfig(BaseModel):
         if self.protocol == "rounds" and self.benchmark.split(":")[0] in ("tau2", "toolscale", "bfcl"):
             raise ValueError(f"--protocol rounds: {self.benchmark} tasks are conversations with a user or "
                              "function calls; the round protocol runs question-answering benchmarks (world, frames, hle)")
+        if self.tau2_agent == "released":
+            self._check_released()
         if self.preference_instruction is not None and not self.preference_instruction.strip():
             raise ValueError("--preference-instruction is empty; pass the text or leave the flag out")
         # greedy decoding of a model makes every sample of a task the same rollout; scripts seed their
@@ -91,6 +97,18 @@ class EvalConfig(BaseModel):
                 f"samples of a task would be identical; pass --temperature > 0 (e.g. 0.7) or --samples 1"
             )
         return self
+
+    def _check_released(self) -> None:
+        """What the released tau2 agent cannot take: other benchmarks, a turn budget (it counts tau2 steps)
+        and a preference (its prompt has none, so a run would claim one the agent never saw)."""
+        if self.benchmark.split(":")[0] != "tau2":
+            raise ValueError(f"--tau2-agent released runs tau2 conversations; --benchmark {self.benchmark} is not tau2")
+        if self.max_turns != [50]:
+            raise ValueError("--tau2-agent released stops at 200 tau2 steps (agent replies, tool executions, user "
+                             "replies), not at a turn budget; leave --max-turns out")
+        if self.preferences or self.preference_instruction is not None:
+            raise ValueError("--tau2-agent released: the released agent's prompt has no preference instruction; "
+                             "leave --preference and --preference-instruction out")
 
     @classmethod
     def build(cls, **values: object) -> "EvalConfig":

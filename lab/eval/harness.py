@@ -26,7 +26,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -105,6 +105,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
         source.user = _llm_user(source.user, llm_tool(tools, config.user, "--user", config.toolkit))
     if config.judge:
         source.grader = _judged(source.grader, llm_tool(tools, config.judge, "--judge", config.toolkit))
+    tools_for = rollout_tools(config, source, tools)
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
                          latency_per_token_s=config.orchestrator_latency_per_token_s, best_route=_route_training(config, source, toolkit))
@@ -113,7 +114,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     budget = _Budget(config.budget_usd)
     try:
         for preference, max_turns in config.variants():
-            summary = await _run_variant(config, store, source, toolkit, tools, policy, preference, max_turns, budget, console)
+            summary = await _run_variant(config, store, source, toolkit, tools_for, policy, preference, max_turns, budget, console)
             summaries.append(summary)
             if summary.stopped_by_budget:
                 break
@@ -134,6 +135,18 @@ def _route_training(config: EvalConfig, source: EvalSource, toolkit: Any) -> dic
             "features": toolkit.feature_names, "config": rollout_config_for(config, max(config.max_turns))}
 
 
+def rollout_tools(config: EvalConfig, source: EvalSource, tools: dict[str, Any]) -> Callable[[Any], dict[str, Any]]:
+    """The tools a task's rollout may call: the toolkit's and the task's; under the released tau2 agent, the
+    task's and `call_expert`, whose slots are the toolkit's LLM tools for the released experts (checked here,
+    before any rollout)."""
+    if config.tau2_agent == "released":
+        from lab.benchmarks.tau2_experts import expert_tools, released_tools
+
+        experts = expert_tools(tools, config.toolkit)
+        return lambda task: released_tools(task, source.tools_for(task), experts)
+    return lambda task: {**tools, **source.tools_for(task)}
+
+
 def check_round_toolkit(toolkit: Any, catalog: str | None) -> None:
     """Refuse, before any rollout, a toolkit the round protocol cannot end a task with."""
     if not any(spec.name == "answer" for spec in toolkit.tools):
@@ -149,7 +162,8 @@ def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
     document exists, a 24,000-token context (HLE's are the defaults: 1,200 characters and ` ...`)."""
     frames = config.benchmark.split(":")[0] == "frames"
     return RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars, protocol=config.protocol,
-                         catalog=config.catalog, context_tokens=min(config.context_tokens, 24000) if frames else config.context_tokens,
+                         catalog=config.catalog, tau2_agent=config.tau2_agent,
+                         context_tokens=min(config.context_tokens, 24000) if frames else config.context_tokens,
                          document_chars=4000 if frames else 1200, document_suffix="" if frames else " ...",
                          withdraw_search_after_documents=frames)
 
@@ -173,7 +187,7 @@ def with_search_depth(config: EvalConfig, toolkit: Toolkit) -> Toolkit:
     return deeper or toolkit
 
 
-async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy, preference, max_turns, budget, console) -> RunSummary:
+async def _run_variant(config, store, source: EvalSource, toolkit, tools_for, policy, preference, max_turns, budget, console) -> RunSummary:
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     # each task's P and instruction (held-out pair, eval wording or template), picked by task id
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
@@ -213,11 +227,10 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools, policy
                 preference=prefs.for_task(task.task_id).as_dict(), preference_instruction=prefs.for_task(task.task_id).instruction,
                 seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark, user=source.user_for(task),
             )
-            task_tools = source.tools_for(task)
             config_here = rollout_config if allowance is None else rollout_config.model_copy(update={"cost_cap_usd": allowance})
             cost = 0.0
             try:
-                result = await run_rollout(policy, {**tools, **task_tools} if task_tools else tools, request, source.grader, config_here)
+                result = await run_rollout(policy, tools_for(task), request, source.grader, config_here)
                 cost = result.trajectory.cost_usd
             finally:
                 await budget.release(allowance, cost)
@@ -305,7 +318,7 @@ def _llm_user(scripted: Any, tool: Any) -> Any:
 def _judged(grader: Any, tool: Any) -> Any:
     """`grader`, then the LLM `tool` judging the NL assertions it left unjudged (tau2 tasks)."""
     from lab.benchmarks.tau2_grading import judge_nl, outcome_of
-    from lab.rollout.engine import CONVERSATION
+    from lab.rollout.running import CONVERSATION
 
     async def graded(task: Any, answer: str | None, context: Any) -> float:
         outcome = await grader(task, answer, context)

@@ -11,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 Protocol = Literal["conversation", "rounds"]
 PROTOCOLS: tuple[str, ...] = ("conversation", "rounds")
 
+#: The agent a tau2 conversation runs: `lab` (the conversation protocol, the lab's own prompt) or
+#: `released` (the released evaluation's agent: `lab.rollout.tau2_released`).
+Tau2Agent = Literal["lab", "released"]
+
 
 class RolloutConfig(BaseModel):
     """How far one rollout may go before it is stopped."""
@@ -30,3 +34,5 @@ class RolloutConfig(BaseModel):
     document_suffix: str = Field(" ...", description="Rounds: text after each document shown (released HLE: ' ...'; FRAMES: none).")
     withdraw_search_after_documents: bool = Field(False, description="Rounds: offer `search` only until a document exists (released FRAMES rule).")
     catalog: str | None = Field(None, description="Rounds: a tool catalog file in the released format (tools.json) instead of the toolkit's own.")
+    tau2_agent: Tau2Agent = Field("lab", description="tau2: the lab's agent, or the released evaluation's (domain policy "
+                                                     "in the system prompt, call_expert, <message> replies, 200 tau2 steps).")

@@ -2,7 +2,8 @@
 
 Two protocols share it (`RolloutConfig.protocol`): `conversation`, below, and `rounds`, the released
 checkpoint's (a fresh prompt per round, the context built by the environment: `lab.rollout.rounds`).
-Both return the same records, counted, capped and executed by `lab.rollout.running`.
+A tau2 conversation may instead run the released evaluation's agent (`RolloutConfig.tau2_agent`,
+`lab.rollout.tau2_released`). All return the same records, counted, capped and executed by `lab.rollout.running`.
 
 Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
 reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
@@ -37,7 +38,8 @@ from lab.rollout.parse import ParsedTurn, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import RoundRecord, play_rounds
-from lab.rollout.running import RolloutState, cap_reached, execute_call, record_call
+from lab.rollout.running import AGENT_MESSAGES, CONVERSATION, RolloutState, cap_reached, execute_call, record_call
+from lab.rollout.tau2_released import offered, opening_messages, play_released
 from lab.tools.base import Tool, ToolContext, estimate_tokens
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
@@ -62,12 +64,6 @@ class RolloutRequest:
     #: A simulated user (`lab.benchmarks.tau2_user`): it opens the conversation instead of the task's
     #: question, reads every answer, and the rollout goes on with its reply until it ends the call.
     user: Any = None
-
-
-#: `context.state` key of the messages the orchestrator wrote to the user (its answers), in order.
-AGENT_MESSAGES = "agent_messages"
-#: `context.state` key of the rollout's whole message list (what a judge of the conversation reads).
-CONVERSATION = "conversation"
 
 
 @dataclass
@@ -113,11 +109,14 @@ async def run_rollout(
     seen = task if getattr(policy, "privileged", False) else TaskView(
         task_id=task.task_id, question=question, family=str(getattr(task, "family", "") or ""),
         preference=tuple(sorted(request.preference.items())))
-    session = policy.session(seen, specs, request.seed)
+    released = config.tau2_agent == "released"
+    session = policy.session(seen, offered(specs) if released else specs, request.seed)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(specs, request.preference_instruction)},
         {"role": "user", "content": question},
     ]
+    if released:  # the domain policy in the system prompt, and the agent's greeting before the user's opening
+        messages = opening_messages((getattr(task, "meta", None) or {}).get("policy") or "", question)
     context.state[CONVERSATION] = messages
     state = RolloutState()
     started = time.monotonic()
@@ -130,6 +129,8 @@ async def run_rollout(
             count = getattr(policy, "count_tokens", None) or estimate_tokens
             rounds = await play_rounds(session, tools, question, request.preference_instruction, context, config, key,
                                        state, count, started)
+        elif released:
+            await play_released(session, tools, request, config, context, messages, user, state, started)
         else:
             await _converse(session, tools, request, config, context, messages, user, state, started)
     except EndpointUnavailable as exc:

@@ -1,7 +1,8 @@
-"""What both rollout protocols share: the running totals of a rollout, the caps, and running one call.
+"""What every rollout loop shares: the running totals of a rollout, the caps, and running one call.
 
-Why a module of its own: the conversation loop (`lab.rollout.engine`) and the round loop
-(`lab.rollout.rounds`) must count, cap and execute identically, or the reward would differ by protocol.
+Why a module of its own: the conversation loop (`lab.rollout.engine`), the round loop
+(`lab.rollout.rounds`) and the released tau2 agent (`lab.rollout.tau2_released`) must count, cap and
+execute identically, or the reward would differ by protocol.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall
 from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
 from lab.world.task import finding
+
+#: `context.state` key of the messages the orchestrator wrote to the user (its answers), in order.
+AGENT_MESSAGES = "agent_messages"
+#: `context.state` key of the rollout's whole message list (what a judge of the conversation reads).
+CONVERSATION = "conversation"
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Any
 from lab.benchmarks.tau2 import POLICY_FILE
 from lab.benchmarks.tau2_grading import actions_ok, communicate_ok, outcome_of
 from lab.errors import LabInputError
-from lab.rollout.engine import AGENT_MESSAGES
+from lab.rollout.running import AGENT_MESSAGES
 from lab.synth import DOMAINS
 from lab.synth.domain import Domain, canonical_hash, clone
 from lab.synth.export import CODE_FILE

@@ -12,7 +12,7 @@ import asyncio
 
 from lab.eval.config import EvalConfig
 from lab.eval.sources import load_source
-from lab.rollout.engine import AGENT_MESSAGES
+from lab.rollout.running import AGENT_MESSAGES
 from lab.synth.dataset import write_dataset
 from lab.tools.base import ToolContext
 
