@@ -56,7 +56,9 @@ class EvalConfig(BaseModel):
     catalog: str | None = Field(None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")
     context_tokens: int = Field(27000, ge=0, description="rounds: tokens of environment context, minus the problem's.")
     user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
-    judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
+    judge: str | None = Field(
+        None, description="An LLM tool of the toolkit as judge (lab.eval.judged): FRAMES/HLE-style answers exact match "
+                          "rejects (the released evaluation's rule), tau2 NL assertions; the outcome follows it. None: no judge.")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -111,6 +113,8 @@ class EvalConfig(BaseModel):
             if identity[name] == type(self).model_fields[name].default:
                 del identity[name]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
+        if self.judge:  # before v6 a judge graded tau2 NL assertions only: such runs are not resumed as judged ones
+            identity["judge_rule"] = "exact-then-judge"
         weights = model_fingerprint(self.orchestrator)
         if weights:  # a model retrained in place starts new runs instead of resuming the old model's
             identity["weights"] = weights
