@@ -28,6 +28,15 @@ class EndpointUnavailable(RuntimeError):
     exits 1 naming the endpoint; every other failure is written with its error and counted."""
 
 
+class JudgeError(RuntimeError):
+    """The judge model could not give a verdict: unreachable, failed, or a reply without exactly one
+    verdict tag (`lab.judge.parse_verdict`).
+
+    Why its own type: a missing verdict says nothing about the answer, so the rollout must not be
+    stored as wrong (nor as right); like an outage it is not written, a resume re-runs it, and the
+    command exits 1 naming it."""
+
+
 def read_yaml(path: str | Path, what: str = "file") -> Any:
     """Parse a YAML file; a missing file or a syntax error is one line naming the file (and line)."""
     path = Path(path)

@@ -1,8 +1,8 @@
-"""Graders: is an answer right? Exact match, numbers with tolerance, choices, database state, LLM judge.
+"""Graders: is an answer right? Exact match, numbers with tolerance, choices, database state.
 
 `grade(task, answer, context)` dispatches on `task.answer_type` and never calls a model, so logged
-answers can be regraded offline. `grade_async(..., judge=LLMJudge(tool))` adds the paper's LLM judge
-(GPT-5 in the paper) for free-text answers that exact match rejects.
+answers can be regraded offline. The paper's LLM judge (GPT-5 in the paper), asked about answers that
+exact match rejects, is `lab.judge`.
 
 Every grader reads ONE candidate. A policy is trained on these rewards, so an answer that lists several
 ("Velmar, Tarn or Kado", "17, 18 or 19", "(A) (B) (C)") scores 0 even when one of them is right;
@@ -371,46 +371,3 @@ def grade(task: Any, answer: Any, context: Any = None) -> GradeResult:
     if kind == "actions":
         return actions_match(task, answer, context)
     raise ValueError(f"task '{task.task_id}': unknown answer_type '{kind}'")
-
-
-async def grade_async(task: Any, answer: Any, context: Any = None, judge: "LLMJudge | None" = None) -> GradeResult:
-    """`grade`, then (for free-text tasks that failed) the LLM judge when one is given."""
-    result = grade(task, answer, context)
-    if result.correct or judge is None or task.answer_type != "exact" or answer is None:
-        return result
-    return await judge.judge(task.question, str(task.answer), str(answer))
-
-
-# ---- LLM judge -------------------------------------------------------------------------------------
-
-JUDGE_PROMPT = """You are grading an answer to a question against the reference answer.
-Question: {question}
-Reference answer: {reference}
-Candidate answer: {candidate}
-Does the candidate answer mean the same as the reference answer (same entity, value or choice; extra
-explanation is fine, hedging between several answers is not)? Reply with exactly one word: yes or no."""
-
-_VERDICT = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
-
-
-class LLMJudge:
-    """Ask any configured LLM tool (async `execute({"prompt": ...})`) a fixed yes/no equivalence question."""
-
-    def __init__(self, tool: Any) -> None:
-        self.tool = tool
-
-    async def judge(self, question: str, reference: str, candidate: str) -> GradeResult:
-        prompt = JUDGE_PROMPT.format(question=question, reference=reference, candidate=candidate)
-        obs = await self.tool.execute({"prompt": prompt})
-        if getattr(obs, "error", None):
-            return _verdict(False, f"judge error: {obs.error}")
-        return parse_verdict(getattr(obs, "text", ""))
-
-
-def parse_verdict(text: str) -> GradeResult:
-    """The judge's first yes/no word decides; anything else is counted as not correct."""
-    found = _VERDICT.search(text or "")
-    if not found:
-        return _verdict(False, f"judge gave no verdict: '{(text or '')[:60]}'")
-    ok = found.group(1).lower() == "yes"
-    return _verdict(ok, f"judge said {found.group(1).lower()}")

@@ -86,6 +86,14 @@ class TrajectoryRecord(BaseModel):
     criteria_json: str | None = Field(
         None, description='Per-criterion verdicts of graders that judge several things, e.g. tau2 '
                           '{"db": true, "communicate": true, "actions": false, "nl": null} (null = not judged).')
+    exact_correct: bool | None = Field(
+        None, description="The model-free grade (exact match, numeric tolerance, choice letter; tau2 and BFCL checks "
+                          "without their judge): NULL for cut rollouts and for judged runs logged before schema v6.")
+    judge_correct: bool | None = Field(
+        None, description="Runs with --judge: the grade under the judge rule (exact match first, then the judge "
+                          "model; lab.judge); the outcome follows it. NULL without a judge.")
+    judge_cost_usd: float = Field(
+        0.0, description="What the judge model's calls cost (steps of kind `judge`); never part of cost_usd.")
 
 
 class StepRecord(BaseModel):
@@ -97,8 +105,9 @@ class StepRecord(BaseModel):
     train_step: int = 0
     turn: int = 0
     call_idx: int = Field(0, description="Index of the call within its turn (turns may hold several).")
-    kind: Literal["tool", "answer", "format_error", "user"] = Field(
-        "tool", description="A tool call, the final answer, a malformed output, or a simulated user's reply (tau2).")
+    kind: Literal["tool", "answer", "format_error", "user", "judge"] = Field(
+        "tool", description="A tool call, the final answer, a malformed output, a simulated user's reply (tau2), or "
+                            "a call of the grader's judge model (after the last turn; not the orchestrator's cost).")
     reasoning: str = ""
     tool_name: str | None = None
     model: str | None = Field(None, description="Canonical model id behind an LLM tool, for repricing.")

@@ -115,7 +115,12 @@ def with_orchestrator_steps(steps: pd.DataFrame, trajs: pd.DataFrame, orchestrat
     """Steps plus one row per trajectory for the orchestrator's own tokens, cost and latency (the engine
     logs them on the trajectory, not as a step), so repricing covers the orchestrator model too, and a
     `local` column (`local_mask`; `hf:` orchestrator rows are local). Pass the run's `toolkit_json` so
-    local tools are recognised by their backend kind, not only by model id."""
+    local tools are recognised by their backend kind, not only by model id.
+
+    A judge's steps (kind `judge`) are left out: their cost is the grading's, never part of the
+    trajectory's `cost_usd`, so neither the orchestrator's share nor the repriced run may include it."""
+    if "kind" in steps:
+        steps = steps[steps.kind != "judge"]
     steps = steps.assign(local=local_mask(steps, toolkit_json))
     model = orchestrator_model(orchestrator) or (orchestrator if orchestrator.startswith("hf:") else None)
     if model is None or trajs.empty:
@@ -124,9 +129,10 @@ def with_orchestrator_steps(steps: pd.DataFrame, trajs: pd.DataFrame, orchestrat
         tool_cost = steps.groupby(_KEY).cost_usd.sum().rename("tool_cost")
         # tools of one turn run concurrently: the turn waited for its slowest call  # (T,) -> per trajectory
         tool_latency = steps.groupby(_KEY + ["turn"]).latency_s.max().groupby(level=_KEY).sum().rename("tool_latency")
-    else:
-        tool_cost = pd.Series(dtype=float, name="tool_cost")
-        tool_latency = pd.Series(dtype=float, name="tool_latency")
+    else:  # keyed like the grouped sums, so the joins below line up (a run of judge-only steps, or none)
+        nothing = pd.MultiIndex.from_tuples([], names=_KEY)
+        tool_cost = pd.Series(dtype=float, name="tool_cost", index=nothing)
+        tool_latency = pd.Series(dtype=float, name="tool_latency", index=nothing)
     own = trajs[_KEY + ["input_tokens", "output_tokens", "cost_usd", "latency_s"]].join(tool_cost, on=_KEY).join(tool_latency, on=_KEY)
     own = own.assign(cost_usd=(own.cost_usd - own.tool_cost.fillna(0.0)).clip(lower=0.0),
                      latency_s=(own.latency_s - own.tool_latency.fillna(0.0)).clip(lower=0.0), model=model,

@@ -53,11 +53,12 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     else:
         turn = st.slider("Turn", 1, len(steps), len(steps), key="turn") if len(steps) > 1 else 1
         shown = steps.iloc[:turn]
+        own = shown[shown.kind != "judge"]  # a judge's calls grade the rollout; their cost is apart (below)
         totals = st.columns(4)
         totals[0].metric("turns shown", f"{turn} / {len(steps)}")
-        totals[1].metric("tokens so far", int(shown.input_tokens.sum() + shown.output_tokens.sum()))
-        totals[2].metric("cost so far ($)", f"{shown.cost_usd.sum():.5f}")
-        totals[3].metric("latency so far (s)", f"{shown.latency_s.sum():.2f}")
+        totals[1].metric("tokens so far", int(own.input_tokens.sum() + own.output_tokens.sum()))
+        totals[2].metric("cost so far ($)", f"{own.cost_usd.sum():.5f}")
+        totals[3].metric("latency so far (s)", f"{own.latency_s.sum():.2f}")
         for step in shown.itertuples():
             _step(step)
     st.subheader("Outcome")
@@ -73,10 +74,17 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     verdict = "solved" if traj.outcome >= 1 else "not solved"
     st.markdown(f"**verdict: {verdict}** (outcome {traj.outcome:g}) · status {traj.status}"
                 + (f" · filtered: {traj.filter_reason}" if pd.notna(traj.filter_reason) else ""))
+    if pd.notna(traj.get("judge_correct")):
+        st.markdown(f"by exact match: {_said(traj.exact_correct)} · by judge: {_said(traj.judge_correct)} · "
+                    f"judge cost ${traj.judge_cost_usd:.5f} (apart from the rollout's cost)")
     if pd.notna(traj.criteria_json) and traj.criteria_json:
         st.json(json.loads(traj.criteria_json), expanded=True)
     if pd.notna(traj.error) and traj.error:
         st.error(traj.error)
+
+
+def _said(grade: object) -> str:
+    return "-" if pd.isna(grade) else ("right" if grade else "wrong")
 
 
 def _step(step) -> None:

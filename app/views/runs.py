@@ -10,8 +10,8 @@ from app.navigation import PAGES, page
 from app.widgets import SIMULATED_NOTE, run_page, store_or_stop
 
 COLUMNS = ["run_id", "kind", "status", "benchmark", "orchestrator", "toolkit", "pricing", "preference", "max_turns",
-           "trajectories", "accuracy", "accuracy_ci", "cost_usd", "latency_s", "errors", "unjudged", "simulated",
-           "started_at"]
+           "trajectories", "accuracy", "accuracy_ci", "accuracy_exact", "accuracy_judge", "cost_usd", "judge_cost_usd",
+           "latency_s", "errors", "unjudged", "simulated", "started_at"]
 LINKS = ("rollouts", "steering", "tools", "pareto", "compare", "training")
 
 
@@ -42,7 +42,12 @@ def _table() -> None:
         st.caption("A run is being written; this table refreshes every 3 s.")
     event = st.dataframe(shown[COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row", key="runs-table",
                          column_config={"accuracy": st.column_config.NumberColumn(format="%.3f"),
+                                        "accuracy_exact": st.column_config.NumberColumn("acc. exact", format="%.3f"),
+                                        "accuracy_judge": st.column_config.NumberColumn(
+                                            "acc. judge", format="%.3f", help="With --judge: exact match first, then the judge model"),
                                         "cost_usd": st.column_config.NumberColumn("cost ($)", format="%.4f"),
+                                        "judge_cost_usd": st.column_config.NumberColumn(
+                                            "judge ($)", format="%.4f", help="The judge model's calls; never part of cost"),
                                         "latency_s": st.column_config.NumberColumn("latency (s)", format="%.2f"),
                                         "simulated": st.column_config.CheckboxColumn(help=SIMULATED_NOTE)})
     rows = event.selection.rows if event is not None else []

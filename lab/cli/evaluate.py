@@ -5,9 +5,13 @@
     orchestra eval --orchestrator openai:my-ckpt@http://localhost:8000/v1 --preference held-out \
         --samples 4 --temperature 0.7 --top-p 0.95
 
+    orchestra eval --benchmark world:frames --judge sim:gpt-5 --limit 20
+
 Re-running the same command resumes: finished (task, sample) pairs are skipped, missing ones run.
 `--preference held-out` gives each task a held-out (instruction, P) pair, for preference-following
 (paper Table 3); the instruction each task was shown is logged in the run's config (`lab.preference`).
+`--judge TOOL` grades as the released evaluation grades FRAMES and HLE (exact match first, then the judge
+model; `lab.eval.judged`) and reports accuracy both ways, the judge's cost apart from the orchestrator's.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from rich.console import Console
 from lab.cli import app
 from lab.cli.options import DbOption, JsonOption, print_json
 from lab.eval.config import EvalConfig
-from lab.eval.harness import run_eval
+from lab.eval.harness import check_llm_flags, run_eval
 from lab.report.tables import print_run_summaries, run_summaries
 from lab.store import Store, resolve_db_path
+from lab.tools.registry import load_toolkit
 
 
 @app.command("eval")
@@ -54,7 +59,7 @@ def eval_command(
     retrieval_top_k: Optional[int] = typer.Option(
         None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
     user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="tau2: an LLM tool of the toolkit that judges NL assertions (default: not judged)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
     tau2_agent: str = typer.Option("lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain policy in the prompt, call_expert, <message> replies, 200 steps)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
     tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
@@ -78,15 +83,16 @@ def eval_command(
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )
-    store = Store(resolve_db_path(db))
     console = Console(stderr=True)
+    check_llm_flags(config, load_toolkit(config.toolkit, pricing=config.pricing))  # a bad --judge creates nothing
+    store = Store(resolve_db_path(db))
     summaries = run_eval(config, store, console)
     table = run_summaries(store, [s.run_id for s in summaries])
     if as_json:
         print_json([{**row, "unavailable_rollouts": s.unavailable, "error_rollouts": s.failed, "cut_rollouts": s.cut,
-                     "stopped_by_budget": s.stopped_by_budget, "errors_seen": s.errors}
-                    for row, s in zip(table.to_dict(orient="records"), summaries)])
+                     "no_verdict_rollouts": s.judge_failed, "stopped_by_budget": s.stopped_by_budget, "errors_seen": s.errors}
+                    for row, s in zip(table.astype(object).where(table.notna(), None).to_dict(orient="records"), summaries)])
     else:
         print_run_summaries(table, summaries, Console())
-    if any(s.unavailable for s in summaries):  # an outage: nothing stored for those rollouts, a re-run retries them
+    if any(s.unavailable or s.judge_failed for s in summaries):  # nothing stored for those rollouts, a re-run retries them
         raise typer.Exit(1)

@@ -35,14 +35,17 @@ def runs(db: Optional[str] = DbOption, as_json: bool = JsonOption) -> None:
         console.print(f"no runs in {store.path}")
         return
     table = Table(title=f"runs in {store.path}")
+    numbers = ("trajectories", "errors", "cut", "accuracy", "acc. exact", "acc. judge", "cost_usd", "judge $")
     for column in ("run_id", "kind", "name", "orchestrator", "benchmark", "status", "trajectories", "errors", "cut",
-                   "accuracy", "cost_usd", "started_at"):
-        table.add_column(column, justify="right" if column in ("trajectories", "errors", "cut", "accuracy", "cost_usd") else "left")
+                   "accuracy", "acc. exact", "acc. judge", "cost_usd", "judge $", "started_at"):
+        table.add_column(column, justify="right" if column in numbers else "left")
     for row in df.itertuples():
+        judged = _fmt(row.accuracy_judge, "{}") != "-"  # the judge's cost is its own column, never in cost_usd
         table.add_row(
             row.run_id, row.kind, row.name, orchestrator_label(row.orchestrator), row.benchmark, row.status,
-            str(row.trajectories), str(row.errors), str(row.cut), _fmt(row.accuracy, "{:.3f}"), _fmt(row.cost_usd, "${:.4f}"),
-            str(row.started_at)[:19],
+            str(row.trajectories), str(row.errors), str(row.cut), _fmt(row.accuracy, "{:.3f}"),
+            _fmt(row.accuracy_exact, "{:.3f}"), _fmt(row.accuracy_judge, "{:.3f}"), _fmt(row.cost_usd, "${:.4f}"),
+            _fmt(row.judge_cost_usd, "${:.4f}") if judged else "-", str(row.started_at)[:19],
         )
     console.print(table)
 

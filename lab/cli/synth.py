@@ -107,14 +107,14 @@ def synth(
 
 def _writer(name: str, toolkit: str):
     """The `--llm` tool, refused when it is a simulated model: only a real one can write code."""
-    from lab.eval.harness import llm_tool
+    from lab.eval.harness import llm_tool_spec
     from lab.tools.registry import build_tools, load_toolkit
 
-    tool = llm_tool(build_tools(load_toolkit(toolkit)), name, "--llm", toolkit)
-    if tool.spec.simulated:
+    kit = load_toolkit(toolkit)
+    if llm_tool_spec(kit, name, "--llm").simulated:
         raise LabInputError(f"--llm {name!r}: a simulated model of the offline world cannot write a domain; "
                             "give a toolkit whose tool is a real endpoint (backend kind openai)")
-    return tool
+    return build_tools(kit)[name]
 
 
 def _llm_dataset(tool, out: Path, names: list[str], n_tasks: int, seed: int, attempts: int, concurrency: int,

@@ -59,7 +59,9 @@ class EvalConfig(BaseModel):
         None, ge=1, description="Documents each `search` tool retrieves from its local index; None: under rounds the "
                                 "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
     user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
-    judge: str | None = Field(None, description="tau2: an LLM tool of the toolkit that judges NL assertions (else not judged).")
+    judge: str | None = Field(
+        None, description="An LLM tool of the toolkit as judge (lab.eval.judged): FRAMES/HLE-style answers exact match "
+                          "rejects (the released evaluation's rule), tau2 NL assertions; the outcome follows it. None: no judge.")
     tau2_agent: Tau2Agent = Field(
         "lab", description="tau2: `lab` (the lab's agent: the conversation protocol's prompt and catalog) or `released` "
                            "(the released evaluation's: the domain policy in the system prompt, call_expert over the "
@@ -132,6 +134,8 @@ class EvalConfig(BaseModel):
             if identity[name] == type(self).model_fields[name].default:
                 del identity[name]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
+        if self.judge:  # before v6 a judge graded tau2 NL assertions only: such runs are not resumed as judged ones
+            identity["judge_rule"] = "exact-then-judge"
         weights = model_fingerprint(self.orchestrator)
         if weights:  # a model retrained in place starts new runs instead of resuming the old model's
             identity["weights"] = weights

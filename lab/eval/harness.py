@@ -8,13 +8,18 @@ ones and never duplicates one.
 
 What is written: every rollout that produced a result, including failures (status `error`, with the
 error text, counted by `orchestra runs` and the report). Not written: rollouts whose orchestrator
-endpoint was unavailable (an outage says nothing about the orchestrator; a resume retries them and
-the command exits 1 naming them). Rollouts cut by `--budget-usd` are written with status `cut`, never as
-wrong answers, and a resume re-runs them.
+endpoint was unavailable (an outage says nothing about the orchestrator), and rollouts the `--judge`
+model gave no verdict on (unreachable, failed, or no single verdict tag: no grade is not a wrong
+answer); a resume retries both and the command exits 1 naming them. Rollouts cut by `--budget-usd` are
+written with status `cut`, never as wrong answers, and a resume re-runs them.
+
+With `--judge TOOL` (`lab.eval.judged`) every rollout carries two grades, by exact match and by the judge
+rule, and the judge's calls are steps of their own whose cost is kept apart from the rollout's.
 
 Budget: each rollout runs under an allowance reserved against the cap and stops at the end of the
 turn that reaches it, so the total can pass the cap by at most the cost of one turn (up to
-`max_calls_per_turn` tool calls plus the orchestrator's own tokens) for each rollout in flight.
+`max_calls_per_turn` tool calls plus the orchestrator's own tokens) for each rollout in flight, plus its
+judge call. The judge's cost counts against the cap: it is money the command spends.
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
+from lab.eval.judged import judged, settle_unanswered
 from lab.eval.sources import EvalSource, load_source
 from lab.policies import make_policy
 from lab.preference import task_preferences
 from lab.records import RunRecord, utcnow
+from lab.report.metrics import SIMULATED_SUFFIX
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
 from lab.rollout.rounds import check_catalog
 from lab.rollout.policy import Policy
@@ -56,13 +63,19 @@ class RunSummary:
     run_id: str
     preference: str | None
     max_turns: int
+    #: The judge tool's name, marked "(simulated)" when it is a simulated model; None without `--judge`.
+    judge: str | None = None
     trajectories: int = 0
     solved: float = 0.0
     cost_usd: float = 0.0
+    #: What the judge model cost (never part of `cost_usd`); 0 without `--judge`.
+    judge_cost_usd: float = 0.0
     latency_s: float = 0.0
     skipped_done: int = 0
     failed: int = 0
     unavailable: int = 0
+    #: Rollouts the judge gave no verdict on: not written, like outages.
+    judge_failed: int = 0
     cut: int = 0
     stopped_by_budget: bool = False
     errors: list[str] = field(default_factory=list)
@@ -95,18 +108,22 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     `policy` replaces the one `config.orchestrator` names (the trainer evaluates its live model so);
     the config still names it, for the run id and the record."""
     console = console or Console(stderr=True)
-    source = load_source(config)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
+    check_llm_flags(config, toolkit)  # before the tasks load: a misspelt tool name costs nothing
+    source = load_source(config)
     if config.protocol == "rounds":
         check_round_toolkit(toolkit, config.catalog)
     toolkit = with_search_depth(config, toolkit)
     tools = build_tools(toolkit)
     if config.user != "scripted":
-        source.user = _llm_user(source.user, llm_tool(tools, config.user, "--user", config.toolkit))
+        source.user = _llm_user(source.user, tools[config.user])
+    # privileged scripts (oracle, best-route) probe plans with the model-free grader: a judge grades only
+    # the rollouts that are stored, so every judge call is one a report counts
+    model_free = source.grader
     if config.judge:
-        source.grader = _judged(source.grader, llm_tool(tools, config.judge, "--judge", config.toolkit))
+        source.grader = judged(source.grader, tools[config.judge])
     tools_for = rollout_tools(config, source, tools)
-    policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=source.grader, task_tools=source.tools_for,
+    policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=model_free, task_tools=source.tools_for,
                          temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
                          latency_per_token_s=config.orchestrator_latency_per_token_s, best_route=_route_training(config, source, toolkit))
     store.write_tasks([task_record for task_record in source.records])
@@ -191,12 +208,13 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools_for, po
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     # each task's P and instruction (held-out pair, eval wording or template), picked by task id
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
-    summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns)
+    summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns, judge=_judge_label(config, tools))
     done = store.completed_keys(run_id)
     pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
     summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
     if done:  # a resumed run's cap covers what it already spent, and its costs so far are known
-        logged = queries.trajectories_df(store, [run_id], include_cut=True).cost_usd
+        logged = queries.trajectories_df(store, [run_id], include_cut=True)
+        logged = logged.cost_usd + logged.judge_cost_usd
         budget.spent += float(logged.sum())
         budget.largest = max(budget.largest, float(logged.max()))
     store.write_run(RunRecord(
@@ -231,9 +249,11 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools_for, po
             cost = 0.0
             try:
                 result = await run_rollout(policy, tools_for(task), request, source.grader, config_here)
-                cost = result.trajectory.cost_usd
+                cost = result.trajectory.cost_usd + result.trajectory.judge_cost_usd
             finally:
                 await budget.release(allowance, cost)
+            if config.judge:
+                settle_unanswered(result.trajectory)
             await record(result)
 
     progress = _progress(console)
@@ -245,15 +265,15 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools_for, po
         async def record(result: RolloutResult) -> None:
             if _count(result, summary):
                 await writer.put(result.store_item())
-            else:  # an outage: counted and named, never written
+            else:  # an outage or no verdict: counted and named, never written
                 progress.update(bar, advance=1, stats=_stats(summary))
 
         workers = [asyncio.create_task(worker(record)) for _ in range(min(config.concurrency, max(1, len(pairs))))]
         try:
             # the writer only ends early by failing: then stop spending on rollouts nobody can store
             await _first_failure(workers, writer.task)
-            # outages and budget stops leave rollouts to run: the same command resumes them
-            status = "interrupted" if summary.stopped_by_budget or summary.unavailable else "finished"
+            # outages, missing verdicts and budget stops leave rollouts to run: the same command resumes them
+            status = "interrupted" if summary.stopped_by_budget or summary.unavailable or summary.judge_failed else "finished"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise
@@ -280,9 +300,21 @@ async def _first_failure(workers: list[asyncio.Task], writer: asyncio.Task) -> N
                 raise RuntimeError("the trajectory writer stopped before the workers")
 
 
+def _judge_label(config: EvalConfig, tools: dict[str, Any]) -> str | None:
+    if not config.judge:
+        return None
+    return config.judge + (SIMULATED_SUFFIX if tools[config.judge].spec.simulated else "")
+
+
 def _count(result: RolloutResult, summary: RunSummary) -> bool:
-    """Add a finished rollout to the summary; False for an outage, which is not written (module docstring)."""
+    """Add a finished rollout to the summary; False for an outage or a missing verdict, which are not
+    written (module docstring)."""
     traj = result.trajectory
+    if result.judge_failed:
+        summary.judge_failed += 1
+        if len(summary.errors) < 5:
+            summary.errors.append(f"{traj.task_id}#{traj.sample_idx}: no verdict: {result.judge_failed}")
+        return False
     if result.unavailable or traj.status == "error":
         summary.unavailable += bool(result.unavailable)
         summary.failed += traj.status == "error"
@@ -294,17 +326,28 @@ def _count(result: RolloutResult, summary: RunSummary) -> bool:
     summary.cut += traj.status == "cut"
     summary.solved += traj.outcome
     summary.cost_usd += traj.cost_usd
+    summary.judge_cost_usd += traj.judge_cost_usd
     summary.latency_s += traj.latency_s
     return True
 
 
-def llm_tool(tools: dict[str, Any], name: str, flag: str, toolkit: str) -> Any:
-    """The LLM tool `name` of the toolkit, for a flag that names one (`--user`, `--judge`, `--llm`)."""
-    tool = tools.get(name)
-    if tool is None or not tool.spec.model:
-        llms = ", ".join(n for n, t in tools.items() if t.spec.model) or "none"
-        raise LabInputError(f"{flag} {name!r}: not an LLM tool of toolkit '{toolkit}' (its LLM tools: {llms})")
-    return tool
+def check_llm_flags(config: EvalConfig, toolkit: Toolkit) -> None:
+    """Refuse, before any work, a `--user` or `--judge` that is not an LLM tool of the toolkit, and a
+    simulated judge outside the offline world (it knows no other benchmark's answers)."""
+    if config.user != "scripted":
+        llm_tool_spec(toolkit, config.user, "--user")
+    if config.judge and llm_tool_spec(toolkit, config.judge, "--judge").simulated and not config.benchmark.startswith("world"):
+        raise LabInputError(f"--judge {config.judge!r}: a simulated judge knows only the offline world's answers; "
+                            f"judge {config.benchmark} with a real model tool (backend kind openai or local_llm)")
+
+
+def llm_tool_spec(toolkit: Toolkit, name: str, flag: str) -> Any:
+    """The spec of the LLM tool `name` of the toolkit, for a flag that names one (`--user`, `--judge`, `--llm`)."""
+    spec = next((s for s in toolkit.tools if s.name == name), None)
+    if spec is None or not spec.model:
+        llms = ", ".join(s.name for s in toolkit.tools if s.model) or "none"
+        raise LabInputError(f"{flag} {name!r}: not an LLM tool of toolkit '{toolkit.name}' (its LLM tools: {llms})")
+    return spec
 
 
 def _llm_user(scripted: Any, tool: Any) -> Any:
@@ -313,25 +356,6 @@ def _llm_user(scripted: Any, tool: Any) -> Any:
 
     simulator = LLMUser(tool)
     return lambda task: simulator if scripted is not None and scripted(task) is not None else None
-
-
-def _judged(grader: Any, tool: Any) -> Any:
-    """`grader`, then the LLM `tool` judging the NL assertions it left unjudged (tau2 tasks)."""
-    from lab.benchmarks.tau2_grading import judge_nl, outcome_of
-    from lab.rollout.running import CONVERSATION
-
-    async def graded(task: Any, answer: str | None, context: Any) -> float:
-        outcome = await grader(task, answer, context)
-        assertions = (getattr(task, "meta", None) or {}).get("nl_assertions")
-        if context.criteria is None or context.criteria.get("nl") is not None or not assertions:
-            return outcome
-        verdict, problem = await judge_nl(tool, assertions, context.state.get(CONVERSATION, []))
-        context.criteria["nl"] = verdict
-        if problem:
-            context.criteria["nl_problem"] = problem  # shown with the trajectory: a broken judge is visible
-        return outcome_of(context.criteria, task.meta.get("reward_basis")) if answer is not None else 0.0
-
-    return graded
 
 
 class _Budget:
@@ -408,7 +432,8 @@ def _progress(console: Console) -> Progress:
 
 def _stats(summary: RunSummary) -> str:
     acc = summary.accuracy
-    return f"acc {acc:.3f}  cost ${summary.cost_usd:.4f}" if acc is not None else ""
+    judge = f"  judge ${summary.judge_cost_usd:.4f}" if summary.judge else ""
+    return f"acc {acc:.3f}  cost ${summary.cost_usd:.4f}{judge}" if acc is not None else ""
 
 
 def git_sha() -> str:

@@ -139,7 +139,10 @@ def load_report(
 
 
 def run_info_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
-    """run_id, name, orchestrator, benchmark, pricing, status, max_turns, curve per run.
+    """run_id, name, orchestrator, benchmark, pricing, status, max_turns, curve, judge per run.
+
+    judge is the run's `--judge` tool, marked " (simulated)" when its logged spec is a simulated model;
+    None without a judge.
 
     max_turns is the run's own budget: `variant.max_turns` written by the eval harness, else the
     config's `max_turns` when it lists a single value, else NaN. `curve` labels runs whose config is
@@ -158,8 +161,18 @@ def run_info_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
             taken = sum(1 for v in labels.values() if v.split(" #")[0] == label)
             labels[key] = label if not taken else f"{label} #{taken + 1}"
         rows.append([record.run_id, record.name, record.orchestrator, record.benchmark, record.pricing, record.status,
-                     float(max_turns) if max_turns is not None else np.nan, labels.get(key)])
-    return pd.DataFrame(rows, columns=["run_id", "name", "orchestrator", "benchmark", "pricing", "status", "max_turns", "curve"])
+                     float(max_turns) if max_turns is not None else np.nan, labels.get(key),
+                     _judge_label(config.get("judge"), record.toolkit_json)])
+    return pd.DataFrame(rows, columns=["run_id", "name", "orchestrator", "benchmark", "pricing", "status", "max_turns",
+                                       "curve", "judge"])
+
+
+def _judge_label(judge: str | None, toolkit_json: str) -> str | None:
+    if not judge:
+        return None
+    spec = logged_features(toolkit_json).get(judge) or {}
+    simulated = bool(spec.get("simulated")) or judge.startswith("sim:")
+    return judge + (metrics.SIMULATED_SUFFIX if simulated else "")
 
 
 def tools_frame(records: Sequence[RunRecord]) -> pd.DataFrame:

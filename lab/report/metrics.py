@@ -10,8 +10,10 @@ Definitions used throughout:
 
 - **Task, not trajectory, is the unit.** Samples of one task are averaged first (`per_task`), so a task
   run 8 times weighs as much as one run once; bootstrap resamples tasks.
-- **Accuracy** = mean over tasks of the per-task mean outcome. **Cost / latency per task** likewise;
-  costs are reported in US cents, as the paper does.
+- **Accuracy** = mean over tasks of the per-task mean outcome (with `--judge`, the judge rule's grade).
+  Accuracy by exact match / by judge likewise over `exact_correct` / `judge_correct`. **Cost / latency
+  per task** likewise; costs are reported in US cents, as the paper does. A judge's cost is its own
+  column, never part of the orchestrator's cost.
 - Paired statistics use only the tasks both runs ran.
 - Every random procedure takes a `seed` and draws from a fresh generator per run or pair, so numbers do
   not depend on which other runs are in the report.
@@ -40,11 +42,28 @@ FAMILIES = (("gpt-5", "gpt-5"), ("qwen", "qwen"), ("llama", "llama"), ("claude",
 
 
 def per_task(trajs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (run_id, task_id): mean outcome, cost and latency over its samples, and their count."""
+    """One row per (run_id, task_id): mean outcome, grade by exact match and by judge (NaN where a sample
+    has none), cost, judge cost and latency over its samples, and their count."""
+    trajs = trajs.assign(**{column: _grade(trajs, column) for column in ("exact_correct", "judge_correct")},
+                         judge_cost_usd=trajs.judge_cost_usd if "judge_cost_usd" in trajs else 0.0)
     grouped = trajs.groupby(["run_id", "task_id"], sort=False)
-    out = grouped.agg(accuracy=("outcome", "mean"), cost_usd=("cost_usd", "mean"),
-                      latency_s=("latency_s", "mean"), n_samples=("outcome", "size"))
+    out = grouped.agg(accuracy=("outcome", "mean"), accuracy_exact=("exact_correct", _mean_if_all),
+                      accuracy_judge=("judge_correct", _mean_if_all), cost_usd=("cost_usd", "mean"),
+                      judge_cost_usd=("judge_cost_usd", "mean"), latency_s=("latency_s", "mean"),
+                      n_samples=("outcome", "size"))
     return out.reset_index()
+
+
+def _grade(trajs: pd.DataFrame, column: str) -> pd.Series:
+    """A nullable boolean grade column as floats (1, 0, NaN); all NaN when the frame lacks it."""
+    if column not in trajs:
+        return pd.Series(np.nan, index=trajs.index, dtype=float)
+    return trajs[column].map({True: 1.0, False: 0.0}).astype(float)
+
+
+def _mean_if_all(values: pd.Series) -> float:
+    """Mean of a task's samples, NaN unless every sample was graded so (no half-graded tasks)."""
+    return float(values.mean()) if values.notna().all() and len(values) else np.nan
 
 
 def bootstrap_means(values: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -58,36 +77,45 @@ def accuracy_table(trajs: pd.DataFrame, run_ids: Sequence[str], n_resamples: int
                    seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Accuracy per run with a percentile bootstrap interval over tasks.
 
-    Columns: run_id, n_tasks, n_trajectories, n_errors, accuracy, ci_low, ci_high. `n_errors` counts
-    trajectories whose rollout failed (status `error`: a policy or grader exception); they count as
-    wrong answers in the accuracy and are listed so a failure is never silent. A run without
-    trajectories gets NaN; one task gives a zero-width interval.
+    Columns: run_id, n_tasks, n_trajectories, n_errors, accuracy, ci_low, ci_high, accuracy_exact,
+    accuracy_judge. `n_errors` counts trajectories whose rollout failed (status `error`: a policy or
+    grader exception); they count as wrong answers in the accuracy and are listed so a failure is never
+    silent. accuracy_exact / accuracy_judge: the mean over tasks of the grade by exact match / by the judge
+    rule, NaN unless every task of the run has it (a run without `--judge` has no judge grade). A run
+    without trajectories gets NaN; one task gives a zero-width interval.
     """
     tasks = per_task(trajs)
     errors = trajs.status == "error" if "status" in trajs else pd.Series(False, index=trajs.index)
     rows = []
     for run_id in run_ids:
-        acc = tasks.loc[tasks.run_id == run_id, "accuracy"].to_numpy(float)   # (T,)
+        mine_tasks = tasks[tasks.run_id == run_id]
+        acc = mine_tasks.accuracy.to_numpy(float)   # (T,)
         mine = trajs.run_id == run_id
         n_traj, n_err = int(mine.sum()), int((mine & errors).sum())
         if len(acc) == 0:
-            rows.append([run_id, 0, n_traj, n_err, np.nan, np.nan, np.nan])
+            rows.append([run_id, 0, n_traj, n_err, np.nan, np.nan, np.nan, np.nan, np.nan])
             continue
         lo, hi = np.quantile(bootstrap_means(acc, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
-        rows.append([run_id, len(acc), n_traj, n_err, float(acc.mean()), float(lo), float(hi)])
-    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "n_errors", "accuracy", "ci_low", "ci_high"])
+        rows.append([run_id, len(acc), n_traj, n_err, float(acc.mean()), float(lo), float(hi),
+                     _mean_if_all(mine_tasks.accuracy_exact), _mean_if_all(mine_tasks.accuracy_judge)])
+    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "n_errors", "accuracy", "ci_low", "ci_high",
+                                       "accuracy_exact", "accuracy_judge"])
 
 
 def cost_latency_table(trajs: pd.DataFrame, run_ids: Sequence[str]) -> pd.DataFrame:
-    """Mean cost (cents) and latency (s) per task, and totals over every trajectory of each run."""
+    """Mean cost (cents) and latency (s) per task, and totals over every trajectory of each run; the
+    judge's cost per task and in total in columns of their own (`judge_*`, 0 without a judge), never
+    in `cost_*`: it is what grading cost, not what the orchestrator spent."""
     tasks = per_task(trajs)
     rows = []
     for run_id in run_ids:
         mine, all_mine = tasks[tasks.run_id == run_id], trajs[trajs.run_id == run_id]
+        judge_total = float(all_mine.judge_cost_usd.sum()) if "judge_cost_usd" in all_mine else 0.0
         rows.append([run_id, len(mine), 100 * mine.cost_usd.mean(), mine.latency_s.mean(),
-                     float(all_mine.cost_usd.sum()), float(all_mine.latency_s.sum())])
+                     float(all_mine.cost_usd.sum()), float(all_mine.latency_s.sum()),
+                     100 * mine.judge_cost_usd.mean(), judge_total])
     return pd.DataFrame(rows, columns=["run_id", "n_tasks", "cost_cents_per_task", "latency_s_per_task",
-                                       "total_cost_usd", "total_latency_s"])
+                                       "total_cost_usd", "total_latency_s", "judge_cents_per_task", "judge_total_usd"])
 
 
 # ---------------------------------------------------------------- paired tests

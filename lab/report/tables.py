@@ -15,28 +15,37 @@ from lab.store import Store, queries
 
 
 def run_summaries(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """One row per run: finished trajectories, errors, cut ones, mean outcome, cost and latency, status."""
+    """One row per run: finished trajectories, errors, cut ones, mean outcome, accuracy by exact match and
+    by judge, cost (the judge's apart) and latency, status."""
     df = queries.runs_summary_df(store)
     df = df[df.run_id.isin(list(run_ids))].set_index("run_id").reindex(list(run_ids)).reset_index()
     return df[["run_id", "orchestrator", "benchmark", "status", "trajectories", "errors", "cut", "accuracy",
-               "cost_usd", "latency_s", "unjudged"]]
+               "accuracy_exact", "accuracy_judge", "cost_usd", "judge_cost_usd", "latency_s", "unjudged"]]
 
 
 def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: Console) -> None:
+    """The `orchestra eval` table: accuracy (the outcome: the judge's when there is one) beside accuracy by
+    exact match and by judge, and the judge's cost in a column of its own, never in the rollouts' cost."""
     out = Table(title="evaluation")
     for column, justify in (("run_id", "left"), ("orchestrator", "left"), ("status", "left"), ("trajectories", "right"),
-                            ("new", "right"), ("errors", "right"), ("accuracy", "right"), ("cost $/rollout", "right"),
+                            ("new", "right"), ("errors", "right"), ("accuracy", "right"), ("acc. exact", "right"),
+                            ("acc. judge", "right"), ("cost $/rollout", "right"), ("judge $/rollout", "right"),
                             ("latency s/rollout", "right")):
         out.add_column(column, justify=justify)
     for row, summary in zip(table.itertuples(), summaries):
         n = int(row.trajectories or 0)
         out.add_row(
             row.run_id, orchestrator_label(str(row.orchestrator)), str(row.status), str(n), str(summary.trajectories),
-            str(int(row.errors or 0)), "-" if pd.isna(row.accuracy) else f"{row.accuracy:.3f}",
-            "-" if not n else f"{row.cost_usd / n:.5f}",
+            str(int(row.errors or 0)), _num(row.accuracy, "{:.3f}"), _num(row.accuracy_exact, "{:.3f}"),
+            _num(row.accuracy_judge, "{:.3f}"), "-" if not n else f"{row.cost_usd / n:.5f}",
+            "-" if not (n and summary.judge) else f"{row.judge_cost_usd / n:.5f}",
             "-" if pd.isna(row.latency_s) else f"{row.latency_s:.1f}",
         )
     console.print(out)
+    for summary in summaries:
+        if summary.judge:
+            console.print(f"{summary.run_id}: judged by {summary.judge}: exact match first, then the judge (the "
+                          "accuracy column follows it); the judge's cost is apart from the rollouts' cost")
     for row in table.itertuples():
         if row.unjudged:
             console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have criteria nobody "
@@ -46,6 +55,10 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
         if summary.unavailable:
             console.print(f"[red]{summary.run_id}: {summary.unavailable} rollouts not run (endpoint unavailable); "
                           "not stored, re-run the same command to retry them[/]")
+        if summary.judge_failed:
+            console.print(f"[red]{summary.run_id}: {summary.judge_failed} rollouts got no verdict from the judge "
+                          "(unreachable, failed, or not exactly one verdict tag); not stored, not counted as wrong: "
+                          "re-run the same command to retry them[/]")
         if summary.failed:
             console.print(f"[red]{summary.run_id}: {summary.failed} rollouts failed with an error; stored with it "
                           "(status 'error', counted as wrong)[/]")
@@ -68,17 +81,24 @@ def print_report(report: Any, console: Console) -> None:
     acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
     pref = report.preference.set_index("run_id")
     out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
-                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "cost ¢/task", "latency s/task", "total $",
-                 "pref. score")
-    orchestrators = report.runs.set_index("run_id").orchestrator
+                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "acc. exact", "acc. judge", "cost ¢/task",
+                 "judge ¢/task", "latency s/task", "total $", "pref. score")
+    runs = report.runs.set_index("run_id")
     for run_id in report.run_ids:
         a, c = acc.loc[run_id], costs.loc[run_id]
-        out.add_row(name[run_id], orchestrator_label(str(orchestrators.get(run_id, ""))), str(int(a.n_tasks)),
+        judged = isinstance(runs.judge.get(run_id), str)
+        out.add_row(name[run_id], orchestrator_label(str(runs.orchestrator.get(run_id, ""))), str(int(a.n_tasks)),
                     str(int(a.n_errors)), _num(a.accuracy, "{:.3f}"),
-                    f"[{_num(a.ci_low, '{:.3f}')}, {_num(a.ci_high, '{:.3f}')}]", _num(c.cost_cents_per_task, "{:.3f}"),
+                    f"[{_num(a.ci_low, '{:.3f}')}, {_num(a.ci_high, '{:.3f}')}]", _num(a.accuracy_exact, "{:.3f}"),
+                    _num(a.accuracy_judge, "{:.3f}"), _num(c.cost_cents_per_task, "{:.3f}"),
+                    _num(c.judge_cents_per_task, "{:.3f}") if judged else "-",
                     _num(c.latency_s_per_task, "{:.1f}"), _num(c.total_cost_usd, "{:.4f}"),
                     _num(pref.preference_score.get(run_id), "{:.3f}"))
     console.print(out)
+    for run_id in report.run_ids:
+        if isinstance(runs.judge.get(run_id), str):
+            console.print(f"{name[run_id]}: judged by {runs.judge[run_id]} (exact match first, then the judge; accuracy "
+                          "follows it); its cost is the judge ¢/task column, never part of cost ¢/task or total $")
     console.print(f"preference score P = {report.settings.get('preference')} ({report.settings.get('preference_source')}),"
                   f" on {int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
     if len(report.paired):

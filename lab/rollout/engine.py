@@ -16,6 +16,9 @@ Tool counts, the first reward features, are defined here once: executed (well-fo
 feature name (the tool, or the paper toolkit's slot in `meta["counted_as"]`); malformed calls are
 format errors and count toward no tool. The status says how the rollout ended (`TrajectoryStatus`);
 an `EndpointUnavailable` from the policy is an outage, returned as `unavailable` and never graded.
+A grader with a judge model (`lab.eval.judged`) leaves its calls in the context: they become steps of
+kind `judge` after the last turn, their cost the trajectory's `judge_cost_usd`, apart from `cost_usd`;
+a `JudgeError` (no verdict) is returned as `judge_failed`, a rollout without a result like an outage.
 
 Latency is the critical path: per turn the orchestrator's own time plus the slowest of its concurrent
 calls, summed over turns. Simulated tools report latency without sleeping, so offline runs are fast
@@ -31,14 +34,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from lab.errors import EndpointUnavailable
+from lab.errors import EndpointUnavailable, JudgeError
 from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ParsedTurn, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import RoundRecord, play_rounds
-from lab.rollout.running import AGENT_MESSAGES, CONVERSATION, RolloutState, cap_reached, execute_call, record_call
+from lab.rollout.running import AGENT_MESSAGES, CONVERSATION, RolloutState, cap_reached, execute_call, judge_steps, record_call
 from lab.rollout.tau2_released import offered, opening_messages, play_released
 from lab.tools.base import Tool, ToolContext, estimate_tokens
 
@@ -76,6 +79,8 @@ class RolloutResult:
     unavailable: str | None = None
     #: Round protocol: each round's tokens (the trainer's rows), for policies that have tokens.
     rounds: list[RoundRecord] = field(default_factory=list)
+    #: Set when the grader's judge model gave no verdict: the rollout has no grade and must not be stored.
+    judge_failed: str | None = None
 
     def store_item(self) -> tuple[TrajectoryRecord, list[StepRecord], TokenTrajectoryRecord | None]:
         """What the store writes for this rollout: the trajectory, its steps and its tokens (if any)."""
@@ -123,9 +128,9 @@ async def run_rollout(
     error: str | None = None
     unavailable: str | None = None
     rounds: list[RoundRecord] = []
+    key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step)
     try:
         if config.protocol == "rounds":
-            key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step)
             count = getattr(policy, "count_tokens", None) or estimate_tokens
             rounds = await play_rounds(session, tools, question, request.preference_instruction, context, config, key,
                                        state, count, started)
@@ -138,12 +143,16 @@ async def run_rollout(
     except Exception as exc:  # a broken policy ends this rollout, not the run; recorded on the trajectory
         error = f"policy failed: {type(exc).__name__}: {exc}"
     outcome = 0.0
+    judge_failed: str | None = None
     if state.answer is not None and unavailable is None and error is None:
         try:
             outcome = await grader(task, state.answer, context)
+        except JudgeError as exc:  # no verdict is neither right nor wrong: the harness does not store it
+            judge_failed = str(exc)
         except Exception as exc:  # a grader bug is recorded on the trajectory, not raised into the run
             error = f"grader failed: {type(exc).__name__}: {exc}"
     status = _status(state, error)
+    verdicts = context.verdicts or {"exact": outcome >= 1.0}
     trajectory = TrajectoryRecord(
         run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step,
         group_id=request.group_id, preference_json=json.dumps(request.preference), outcome=float(outcome),
@@ -152,8 +161,12 @@ async def run_rollout(
         valid_output=state.answer is not None, error=unavailable or error or state.stop_reason, benchmark=request.benchmark,
         tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True), status=status,
         criteria_json=json.dumps(context.criteria, sort_keys=True) if context.criteria is not None else None,
+        exact_correct=None if status == "cut" else bool(verdicts["exact"]), judge_correct=verdicts.get("judge"),
+        judge_cost_usd=sum(call.observation.cost_usd for call in context.judge_calls),
     )
-    return RolloutResult(trajectory, state.steps, session.token_trajectory(), context, unavailable=unavailable, rounds=rounds)
+    steps = state.steps + judge_steps(context, key, state.steps)
+    return RolloutResult(trajectory, steps, session.token_trajectory(), context, unavailable=unavailable, rounds=rounds,
+                         judge_failed=judge_failed)
 
 
 async def _converse(session: Any, tools: dict[str, Tool], request: RolloutRequest, config: RolloutConfig,

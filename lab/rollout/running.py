@@ -91,6 +91,20 @@ def record_call(state: RolloutState, context: ToolContext, key: dict[str, Any], 
         context.findings.append(finding(found, call.arguments))
 
 
+def judge_steps(context: ToolContext, key: dict[str, Any], after: list[StepRecord]) -> list[StepRecord]:
+    """The grader's judge calls (`context.judge_calls`) as steps of kind `judge`, on the turn after the
+    last of `after` (the rollout's steps): they never share a key with the orchestrator's steps, and
+    their tokens and cost are the judge's, never added to the rollout's totals."""
+    turn = 1 + max((step.turn for step in after), default=-1)
+    return [StepRecord(
+        **key, turn=turn, call_idx=i, kind="judge", tool_name=call.tool_name, model=call.observation.model,
+        arguments_json=json.dumps({"prompt": call.prompt}, ensure_ascii=False), observation=call.observation.text,
+        input_tokens=call.observation.input_tokens, output_tokens=call.observation.output_tokens,
+        cost_usd=call.observation.cost_usd, latency_s=call.observation.latency_s, error=call.observation.error,
+        simulated=call.observation.simulated,
+    ) for i, call in enumerate(context.judge_calls)]
+
+
 def cap_reached(config: RolloutConfig, state: RolloutState, elapsed_s: float) -> tuple[str | None, bool]:
     """(why the rollout stops, whether it was cut by the cost cap) or (None, False)."""
     if config.cost_cap_usd is not None and state.cost_usd >= config.cost_cap_usd:

@@ -2,9 +2,9 @@
 
 How a call is decided (all of it reported, nothing slept unless `realtime_scale` > 0):
 
-1. What the model is asked (its *role*) is read from the prompt, as a real model would: write a
-   search query (`QUERY_REQUEST_RE`), write a program (`CODE_REQUEST_RE`), or answer; for the world's
-   tau2-like tasks every reply is an action plan.
+1. What the model is asked (its *role*) is read from the prompt, as a real model would: judge an
+   answer (`lab.judge.JUDGE_REQUEST_RE`), write a search query (`QUERY_REQUEST_RE`), write a program
+   (`CODE_REQUEST_RE`), or answer; for the world's tau2-like tasks every other reply is an action plan.
 2. Evidence counts only if it is in the *prompt the orchestrator sent* and a tool found it in this
    rollout (`lab.world.task.evidence_found`; the engine tracks the findings): a delegated model sees
    that prompt and nothing else of the rollout, and facts the orchestrator invents (or a flood of
@@ -14,7 +14,9 @@ How a call is decided (all of it reported, nothing slept unless `realtime_scale`
 3. P(correct) = profile.p_correct(domain, family, difficulty, evidence); whether this call is right is
    decided by the model's *latent* for the task and role (`lab.sim.draws`), not by a coin per prompt:
    re-asking the same model, however reworded, mostly gives the same answer.
-4. Replies: `ANSWER: <value>` (the reference or a plausible wrong value, `lab.sim.wrong`), a program
+4. Replies: a verdict tag (as a judge: the ground truth, the model-free grade of the answer in the
+   prompt, kept at the profile's `judge_agreement` rate and flipped otherwise; `_judge`),
+   `ANSWER: <value>` (the reference or a plausible wrong value, `lab.sim.wrong`), a program
    (the reference program or a verified one-token slip of it), `QUERY: <next hop's query>` (or a vague
    one, or `none` when nothing is left to look up), or a JSON action plan (correct only with the
    record ids the orchestrator looked up; without them, the lookups to make first).
@@ -39,6 +41,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lab.graders import grade
+from lab.judge import JUDGE_REQUEST_RE, read_answer
 from lab.pricing import PriceTable
 from lab.sim.draws import Draw, decide, stable_seed
 from lab.sim.profiles import Profile, get_profile
@@ -78,7 +82,9 @@ def sim_spec(profile: Profile, pricing: str = "default", name: str | None = None
 
 
 def reply_role(task: WorldTask, prompt: str) -> str:
-    """What the model is asked to do: `plan` (tau2-like tasks), `query`, `program` or `answer`."""
+    """What the model is asked to do: `judge`, `plan` (tau2-like tasks), `query`, `program` or `answer`."""
+    if JUDGE_REQUEST_RE.search(prompt):
+        return "judge"
     if task.answer_type == "actions":
         return "plan"
     if QUERY_REQUEST_RE.search(prompt):
@@ -162,6 +168,21 @@ class SimModel:
         value = task.answer if draw.correct else graded_wrong_answer(task, draw.rng)
         text = f"{self.label} {_confidence(draw)}\nANSWER: {format_answer(value, task.answer_type)}"
         return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": evidence, "from_latent": draw.from_latent}
+
+    def _judge(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+        """One verdict tag on the answer in the prompt: the ground truth (the world's model-free grade of
+        that answer; the world's answers are names, numbers and letters that grade reads exactly) with
+        probability `judge_agreement_for(task.family)`, else its opposite. Whether this verdict errs is
+        drawn per (rollout seed, task, model), never from the answer's text, so no rewording of an answer,
+        and no instruction to the judge written into it, buys a better draw."""
+        answer = read_answer(prompt)
+        if answer is None:
+            return f"{self.label} The judge prompt holds no student answer; no verdict.", {"truth": None}
+        truth = grade(task, answer).correct
+        agreement = self.profile.judge_agreement_for(task.family)
+        agrees = random.Random(stable_seed(context.seed, task.task_id, self.profile.name, "judge")).random() < agreement
+        verdict = truth if agrees else not truth
+        return f"{self.label} <correct>{verdict}</correct>", {"sim_correct": agrees, "truth": truth, "agreement": agreement}
 
     def _program(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The reference program when the model 'knows how' (its with-evidence accuracy: the program is

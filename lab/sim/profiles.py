@@ -19,6 +19,11 @@ without moving the mean, and the evidence effect is the gap between two calibrat
 
 Output length is lognormal (`median_tokens`, `sigma`: mu = ln median). Latency reuses the toolkit's
 `LatencyProfile`: (base_s + per_output_token_s * tokens) times a lognormal multiplier of mean 1.
+
+As a judge (`--judge sim:<name>`, `lab.judge`) a profile agrees with the offline world's ground truth
+at `judge_agreement[family]` (else `default`): the probability that its verdict equals the model-free
+grade of the answer it is shown. The paper publishes no agreement rate for its GPT-5 judge, so the
+packaged rates are assumptions (`DEFAULT_JUDGE_AGREEMENT`); a profiles file may set measured ones.
 """
 
 from __future__ import annotations
@@ -42,6 +47,10 @@ UNIFORM_MIX: dict[str, float] = {"easy": 1 / 3, "medium": 1 / 3, "hard": 1 / 3}
 #: Assumption: one difficulty step moves the log-odds by 1.2 (easy ~ x3.3 the odds of medium).
 DEFAULT_DIFFICULTY_LOGIT: dict[str, float] = {"easy": 1.2, "medium": 0.0, "hard": -1.2}
 DEFAULT_PROFILES_FILE = "data/sim_profiles.yaml"
+#: Assumption (no published measurement for the paper's GPT-5 judge): a judge agrees with the ground truth
+#: on 95% of FRAMES-like answers (names, dates, numbers) and 90% of HLE-like ones (expert answers whose
+#: equivalence is harder to see).
+DEFAULT_JUDGE_AGREEMENT: dict[str, float] = {"frames": 0.95, "hle": 0.90, "default": 0.95}
 
 
 class AccuracyEntry(BaseModel):
@@ -117,11 +126,18 @@ class Profile(BaseModel):
     difficulty_mix: dict[Difficulty, float] = Field(
         default_factory=lambda: dict(UNIFORM_MIX), description="Mix the accuracies are means over."
     )
+    judge_agreement: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_JUDGE_AGREEMENT),
+        description="As a judge: P(verdict = ground truth) by task family, with `default` (assumption unless measured).")
 
     @model_validator(mode="after")
     def _check(self) -> "Profile":
         if "default" not in self.accuracy:
             raise ValueError("accuracy needs a 'default' entry")
+        if "default" not in self.judge_agreement:
+            raise ValueError("judge_agreement needs a 'default' entry")
+        if any(not 0 <= rate <= 1 for rate in self.judge_agreement.values()):
+            raise ValueError(f"judge_agreement rates must be in [0, 1], got {self.judge_agreement}")
         missing = [d for d in DIFFICULTIES if d not in self.difficulty_logit]
         if missing:
             raise ValueError(f"difficulty_logit misses {missing}")
@@ -156,6 +172,10 @@ class Profile(BaseModel):
         mix = _normalised(mix or self.difficulty_mix)
         a = self.intercept(key, evidence)
         return sum(w * _sigmoid(a + self.difficulty_logit[d]) for d, w in mix.items())  # type: ignore[index]
+
+    def judge_agreement_for(self, family: str) -> float:
+        """As a judge: how often the verdict on a task of this family equals the ground truth."""
+        return self.judge_agreement.get(family, self.judge_agreement["default"])
 
     # ---- length and latency ---------------------------------------------------------------------
 

@@ -27,18 +27,24 @@ def runs_df(store: Store) -> pd.DataFrame:
 
 
 def runs_summary_df(store: Store) -> pd.DataFrame:
-    """Runs with their finished trajectories (cut ones excluded), accuracy (mean outcome over those),
-    errors (trajectories with status `error`, included in accuracy as failures), cut (rollouts the
-    budget stopped; a resume re-runs them), total cost of everything spent, mean latency, and unjudged
-    (trajectories with a criterion nobody judged: a null in `criteria_json`, e.g. tau2 NL assertions
-    without a judge model; their outcome rests on the judged criteria alone)."""
+    """Runs with their finished trajectories (cut ones excluded), accuracy (mean outcome over those; with
+    a judge it follows the judge), accuracy_exact and accuracy_judge (the same over `exact_correct` and
+    `judge_correct`: by the model-free grade and by the judge rule; NaN where not graded so, e.g. no
+    judge), errors (trajectories with status `error`, included in accuracy as failures), cut (rollouts
+    the budget stopped; a resume re-runs them), total cost of everything the run's rollouts spent, the
+    judge's cost apart from it (`judge_cost_usd`), mean latency, and unjudged (trajectories with a
+    criterion nobody judged: a null in `criteria_json`, e.g. tau2 NL assertions without a judge model;
+    their outcome rests on the judged criteria alone)."""
     return store._read(
         "SELECT r.run_id, r.kind, r.name, r.orchestrator, r.benchmark, r.pricing, r.status, r.started_at, "
         "r.finished_at, count(t.task_id) FILTER (WHERE t.status <> 'cut') AS trajectories, "
         "avg(t.outcome) FILTER (WHERE t.status <> 'cut') AS accuracy, "
+        "avg(CAST(t.exact_correct AS DOUBLE)) FILTER (WHERE t.status <> 'cut') AS accuracy_exact, "
+        "avg(CAST(t.judge_correct AS DOUBLE)) FILTER (WHERE t.status <> 'cut') AS accuracy_judge, "
         "count(t.task_id) FILTER (WHERE t.status = 'error') AS errors, "
         "count(t.task_id) FILTER (WHERE t.status = 'cut') AS cut, "
-        "coalesce(sum(t.cost_usd), 0) AS cost_usd, avg(t.latency_s) FILTER (WHERE t.status <> 'cut') AS latency_s, "
+        "coalesce(sum(t.cost_usd), 0) AS cost_usd, coalesce(sum(t.judge_cost_usd), 0) AS judge_cost_usd, "
+        "avg(t.latency_s) FILTER (WHERE t.status <> 'cut') AS latency_s, "
         "count(t.task_id) FILTER (WHERE t.status <> 'cut' AND t.criteria_json LIKE '%: null%') AS unjudged "
         "FROM runs r LEFT JOIN trajectories t USING (run_id) GROUP BY ALL ORDER BY r.started_at DESC, r.run_id"
     )

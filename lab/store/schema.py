@@ -169,6 +169,18 @@ _V4 = ("ALTER TABLE trajectories ADD COLUMN criteria_json VARCHAR",)
 
 _V5 = ("ALTER TABLE steps ADD COLUMN prompt VARCHAR DEFAULT ''",)
 
+_V6 = (
+    "ALTER TABLE trajectories ADD COLUMN exact_correct BOOLEAN",
+    "ALTER TABLE trajectories ADD COLUMN judge_correct BOOLEAN",
+    "ALTER TABLE trajectories ADD COLUMN judge_cost_usd DOUBLE DEFAULT 0",
+    # rows written before v6: without a judge the outcome was the model-free grade; with one (tau2 NL
+    # assertions) it was the judged grade, and the grade without the judge was not kept
+    """UPDATE trajectories SET exact_correct = outcome >= 1 WHERE status <> 'cut' AND run_id NOT IN
+        (SELECT run_id FROM runs WHERE json_extract_string(config_json, '$.judge') IS NOT NULL)""",
+    """UPDATE trajectories SET judge_correct = outcome >= 1 WHERE status <> 'cut' AND run_id IN
+        (SELECT run_id FROM runs WHERE json_extract_string(config_json, '$.judge') IS NOT NULL)""",
+)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial tables", _V1),
@@ -176,6 +188,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "trajectories.filter_reason and the train_metrics table (GRPO training)", _V3),
     Migration(4, "trajectories.criteria_json: per-criterion verdicts (tau2: db, communicate, actions, nl)", _V4),
     Migration(5, "steps.prompt: each round's prompt under the round protocol", _V5),
+    Migration(6, "trajectories.exact_correct, judge_correct, judge_cost_usd: grades without and with --judge", _V6),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

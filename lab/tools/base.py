@@ -47,6 +47,15 @@ def estimate_tokens(text: str) -> int:
 
 
 @dataclass
+class JudgeCall:
+    """One call a grader made to its judge model (`lab.judge`): stored as a step of kind `judge`."""
+
+    tool_name: str
+    prompt: str
+    observation: Observation
+
+
+@dataclass
 class ToolContext:
     """Per-rollout facts a tool may use: the task (for whitelists and simulated grading) and a seeded RNG."""
 
@@ -68,6 +77,12 @@ class ToolContext:
     #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
     #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
     criteria: dict[str, Any] | None = None
+    #: The grader's calls to a judge model, in order (`lab.eval.judged`): stored as steps of kind `judge`,
+    #: their cost kept apart from the rollout's.
+    judge_calls: list[JudgeCall] = field(default_factory=list)
+    #: The grade without and with a judge model, `{"exact": bool, "judge": bool}`, for graders that have
+    #: one (`lab.eval.judged`); None otherwise (the outcome is then the model-free grade).
+    verdicts: dict[str, bool] | None = None
 
 
 @runtime_checkable

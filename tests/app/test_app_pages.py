@@ -201,3 +201,25 @@ def test_the_app_imports_neither_torch_nor_the_trainer(app_store):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_judged_trajectory_shows_both_grades_and_keeps_the_judges_cost_out_of_the_rollouts(tmp_path, make_run,
+                                                                                               monkeypatch):
+    from lab.records import StepRecord
+
+    run, items = make_run("judged", {"t1": [1]}, config={"judge": "sim:gpt-5"})
+    traj, steps, tokens = items[0]
+    judge = StepRecord(run_id="judged", task_id="t1", turn=3, kind="judge", tool_name="sim:gpt-5", model="gpt-5",
+                       input_tokens=300, output_tokens=2000, cost_usd=0.02, observation="<correct>True</correct>",
+                       simulated=True)
+    traj = traj.model_copy(update={"exact_correct": False, "judge_correct": True, "judge_cost_usd": 0.02})
+    store = Store(tmp_path / "judged.duckdb")
+    store.write_run(run)
+    store.write_trajectories([(traj, [*steps, judge], tokens)])
+    store.finish_run("judged")
+    monkeypatch.setenv("ORCHESTRA_DB", str(store.path))
+    at = on("rollouts", run="judged", task="t1")
+    assert not problems(at)
+    assert any("by exact match: wrong · by judge: right · judge cost $0.02000" in m.value for m in at.markdown)
+    cost = next(m for m in at.metric if m.label == "cost so far ($)")
+    assert float(cost.value) == pytest.approx(traj.cost_usd)  # the judge's $0.02 is not the rollout's

@@ -1,27 +1,22 @@
-"""Graders: normalisation, numbers, choices, dispatch by answer type, and the LLM judge."""
+"""Graders: normalisation, numbers, choices and dispatch by answer type (the LLM judge: test_judge.py)."""
 
 from __future__ import annotations
 
-import asyncio
 from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.graders import (
-    LLMJudge,
     choice_match,
     exact_match,
     extract_choice,
     grade,
-    grade_async,
     normalize_answer,
     numeric_match,
     parse_exact,
     parse_number,
-    parse_verdict,
 )
-from lab.tools.base import Observation
 from lab.world.task import WorldTask
 
 text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
@@ -91,36 +86,6 @@ def test_choice_extraction():
     assert extract_choice("O(n log n)", ["O(n)", "O(n log n)"]) == "B"
     task = _task("C", "multiple_choice", choices=["1", "2", "3"])
     assert grade(task, "I pick (C)").correct and not grade(task, "(A)").correct
-
-
-class FakeLLM:
-    """Stands in for an LLM tool; records prompts."""
-
-    def __init__(self, reply: str, error: str | None = None) -> None:
-        self.reply, self.error, self.prompts = reply, error, []
-
-    async def execute(self, arguments, context=None):
-        self.prompts.append(arguments["prompt"])
-        return Observation.failure(self.error) if self.error else Observation(text=self.reply)
-
-
-def test_judge_is_asked_only_when_exact_match_fails():
-    task = _task("Velmar Guild")
-    yes = FakeLLM("Yes, they are the same.")
-    assert asyncio.run(grade_async(task, "the Velmar Guild", judge=LLMJudge(yes))).correct
-    assert yes.prompts == []
-    verdict = asyncio.run(grade_async(task, "the guild of Velmar", judge=LLMJudge(yes)))
-    assert verdict.correct and "judge said yes" in verdict.detail
-    assert "Reference answer: Velmar Guild" in yes.prompts[0] and "the guild of Velmar" in yes.prompts[0]
-    assert not asyncio.run(grade_async(task, "Tessaly", judge=LLMJudge(FakeLLM("No.")))).correct
-    failed = asyncio.run(grade_async(task, "Tessaly", judge=LLMJudge(FakeLLM("", error="rate limited"))))
-    assert not failed.correct and "rate limited" in failed.detail
-
-
-def test_verdict_parsing():
-    assert parse_verdict("yes").correct
-    assert not parse_verdict("No, different entity.").correct
-    assert not parse_verdict("I cannot tell").correct
 
 
 def test_hedges_and_negations_are_not_exact_matches():

@@ -47,6 +47,28 @@ def test_reprice_includes_the_orchestrators_own_tokens(tmp_path):
     assert by_model.old_cost_usd.sum() == pytest.approx(traj.cost_usd)
 
 
+def test_a_judges_steps_are_never_the_orchestrators_cost(tmp_path):
+    """The judge's step is logged with its tokens, but the trajectory's cost (and so the orchestrator's
+    share of it, and the repriced run) leaves it out: it is on `judge_cost_usd` instead."""
+    from lab.pricing import PriceTable
+    from lab.records import RunRecord, StepRecord, TrajectoryRecord
+    from lab.repricing import reprice_steps, with_orchestrator_steps
+
+    store = Store(tmp_path / "j.duckdb")
+    run = RunRecord(run_id="j", kind="eval", orchestrator="openai:qwen3-32b@http://127.0.0.1:1/v1")
+    prices = PriceTable.load()
+    own = prices.price("qwen3-32b").cost(10_000, 2_000)
+    judge = StepRecord(run_id="j", task_id="t", turn=1, kind="judge", tool_name="sim:gpt-5", model="gpt-5",
+                       input_tokens=300, output_tokens=2_000, cost_usd=prices.price("gpt-5").cost(300, 2_000))
+    traj = TrajectoryRecord(run_id="j", task_id="t", input_tokens=10_000, output_tokens=2_000, cost_usd=own,
+                            judge_cost_usd=judge.cost_usd, exact_correct=False, judge_correct=True, outcome=1.0)
+    store.write_run(run)
+    store.write_trajectories([(traj, [judge], None)])
+    steps = with_orchestrator_steps(queries.steps_df(store, "j"), queries.trajectories_df(store, ["j"]), run.orchestrator)
+    assert list(steps.tool_name) == ["(orchestrator)"] and steps.cost_usd.sum() == pytest.approx(own)
+    assert reprice_steps(steps, PriceTable.load("deepinfra")).model.tolist() == ["qwen3-32b"]
+
+
 # ---------------------------------------------------------------- local models in repricing
 
 

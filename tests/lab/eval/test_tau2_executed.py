@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -133,6 +134,8 @@ def _db() -> dict:
 class Judge:
     """An LLM tool standing in for the judge model: replies with `reply`, records the prompt."""
 
+    spec = SimpleNamespace(name="judge")
+
     def __init__(self, reply: str) -> None:
         self.reply, self.prompts = reply, []
 
@@ -161,12 +164,12 @@ def test_the_nl_judge_passes_only_a_full_positive_verdict(reply, expected):
 
 
 def test_with_a_judge_the_nl_criterion_is_judged_over_the_conversation_and_decides_the_outcome(retail):
-    from lab.eval.harness import _judged
+    from lab.eval.judged import judged
 
     task = next(t for t in retail.tasks if t.meta["nl_assertions"] and "NL_ASSERTION" in t.meta["reward_basis"])
     for met, outcome in ((True, 1.0), (False, 0.0)):
         judge = Judge(verdicts(*[met] * len(task.meta["nl_assertions"])))
-        graded = type(retail)(**{**retail.__dict__, "grader": _judged(retail.grader, judge)})
+        graded = type(retail)(**{**retail.__dict__, "grader": judged(retail.grader, judge)})
         got, criteria = play(graded, task.task_id, golden(retail, task.task_id))
         assert (got, criteria["nl"], criteria["db"]) == (outcome, met, True)
         assert task.meta["nl_assertions"][0] in judge.prompts[0]
