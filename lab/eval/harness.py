@@ -208,7 +208,7 @@ async def _run_variant(config, store, source: EvalSource, toolkit, tools_for, po
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     # each task's P and instruction (held-out pair, eval wording or template), picked by task id
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
-    summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns, judge=_judge_label(config, tools))
+    summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns, judge=_judge_label(config, toolkit))
     done = store.completed_keys(run_id)
     pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
     summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
@@ -300,10 +300,10 @@ async def _first_failure(workers: list[asyncio.Task], writer: asyncio.Task) -> N
                 raise RuntimeError("the trajectory writer stopped before the workers")
 
 
-def _judge_label(config: EvalConfig, tools: dict[str, Any]) -> str | None:
+def _judge_label(config: EvalConfig, toolkit: Toolkit) -> str | None:
     if not config.judge:
         return None
-    return config.judge + (SIMULATED_SUFFIX if tools[config.judge].spec.simulated else "")
+    return config.judge + (SIMULATED_SUFFIX if llm_tool_spec(toolkit, config.judge, "--judge").simulated else "")
 
 
 def _count(result: RolloutResult, summary: RunSummary) -> bool:
