@@ -81,6 +81,11 @@ class PriceTable(BaseModel):
         for provider in chain:
             for model, entry in data[provider]["models"].items():
                 prices.setdefault(model, _model_price(model, provider, entry))
+        for model, fine_tune in _fine_tunes().items():
+            base = prices.get(fine_tune["base"])
+            if base is not None and model not in prices:
+                prices[model] = base.model_copy(update={"model": model, "stand_in": fine_tune["base"],
+                                                        "source": f"{base.source}; {fine_tune['source']}"})
         return cls(name=name, chain=chain, prices=prices)
 
 
@@ -105,6 +110,12 @@ def _model_price(model: str, provider: str, entry: dict[str, Any]) -> ModelPrice
         stand_in=entry.get("stand_in"),
         uncertain=bool(entry.get("uncertain", False)),
     )
+
+
+def _fine_tunes() -> dict[str, dict[str, str]]:
+    """Orchestrator checkpoints (`nemotron-orchestrator-8b`) priced at their base model's rates in each
+    table: no provider lists them, and serving one costs what serving its base costs."""
+    return {model: entry for model, entry in _pricing_data().get("fine_tunes", {}).items() if not model.startswith("_")}
 
 
 @lru_cache(maxsize=1)

@@ -34,6 +34,29 @@ def test_price_tables_carry_the_shared_numbers_and_sources():
     assert stand_in.stand_in == "qwen2.5-72b-instruct" and stand_in.input_per_mtok == 0.12
 
 
+@pytest.mark.parametrize("provider", ["default", "fireworks", "novita", "toolorchestra_code"])
+def test_the_released_orchestrator_is_priced_at_its_base_models_rates_in_every_table(provider):
+    table = PriceTable.load(provider)
+    orchestrator, base = table.price("nvidia/Nemotron-Orchestrator-8B"), table.price("qwen3-8b")
+    assert (orchestrator.input_per_mtok, orchestrator.output_per_mtok) == (base.input_per_mtok, base.output_per_mtok)
+    assert orchestrator.stand_in == "qwen3-8b" and "Nemotron-Orchestrator-8B" in orchestrator.source
+
+
+def test_an_orchestrator_served_by_an_endpoint_is_charged_for_its_own_tokens():
+    import asyncio
+
+    from lab.policies.openai_policy import OpenAIPolicy
+    from lab.testing.openai_server import OpenAICompatServer
+
+    with OpenAICompatServer(reply="<answer>1834</answer>", usage=(1000, 200)) as server:
+        policy = OpenAIPolicy.from_spec(f"openai:nvidia/Nemotron-Orchestrator-8B@{server.base_url}")
+        session = policy.session(type("Task", (), {"task_id": "t"})(), [], seed=0)
+        output = asyncio.run(session.generate([{"role": "user", "content": "When was the harbour lit?"}]))
+    base = PriceTable.load().price("qwen3-8b")
+    assert output.cost_usd > 0
+    assert output.cost_usd == pytest.approx((1000 * base.input_per_mtok + 200 * base.output_per_mtok) / 1e6)
+
+
 def test_gpt5_input_is_priced_per_million_not_ten_million():
     gpt5 = PriceTable.load().price("gpt-5")
     assert gpt5.cost(1_000_000, 0) == pytest.approx(1.25)  # the authors' eval code charges 0.125

@@ -9,16 +9,22 @@ end of the session. Without the vLLM environment every test here is skipped with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from lab.testing.vllm_server import VLLMServer, vllm_unavailable
 
 
-def _require_vllm() -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without the vLLM environment every test here is skipped with the one line saying why, before any
+    fixture builds a model."""
     reason = vllm_unavailable()
     if reason:
-        pytest.skip(reason)
+        here = Path(__file__).parent
+        for item in items:
+            if here in Path(item.fspath).parents:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +36,12 @@ def caller_model() -> str:
 
 @pytest.fixture(scope="session")
 def caller_server(caller_model: str) -> Iterator[VLLMServer]:
-    _require_vllm()
     with VLLMServer(caller_model, name="caller", max_model_len=8192) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
 def smollm2_server() -> Iterator[VLLMServer]:
-    _require_vllm()
     from lab.tools.local_llm import converted_dir, load_local_model, smollm2_gguf_path
 
     gguf = smollm2_gguf_path()
