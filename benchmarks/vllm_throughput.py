@@ -1,6 +1,6 @@
 """An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, never asserts.
 
-    python benchmarks/vllm_throughput.py                 # 24 world tasks, both protocols, concurrency 8
+    python benchmarks/vllm_throughput.py                 # 48 world tasks, both protocols, concurrency 8
     python benchmarks/vllm_throughput.py --tasks 48 --concurrency 16
 
 The model is the tiny Qwen3 fitted to always make one call (`trainer.fixed_caller`), so every rollout
@@ -30,6 +30,7 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
 
     config = EvalConfig(benchmark="world:frames", limit=tasks, orchestrator=orchestrator, toolkit="paper-small",
                         protocol=protocol, max_new_tokens=48, concurrency=concurrency, run_name="bench")
+    folder.mkdir(exist_ok=True)
     store = Store(folder / f"{orchestrator.split(':')[0]}-{protocol}.duckdb")
     started = time.perf_counter()
     run_eval(config, store, console=Console(quiet=True))
@@ -40,7 +41,7 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=24)
+    parser.add_argument("--tasks", type=int, default=48)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
 
@@ -53,7 +54,8 @@ def main() -> None:
     model = build_fixed_caller()
     with VLLMServer(model, name="caller", max_model_len=8192) as server, tempfile.TemporaryDirectory() as tmp:
         print(f"vLLM server healthy in {server.started_in_s:.1f} s")
-        run(f"hf:{model}", "rounds", 2, 1, Path(tmp))  # load the in-process model once before timing
+        for warm_up in (f"hf:{model}", f"openai:caller@{server.base_url}"):  # load weights, first kernels: untimed
+            run(warm_up, "rounds", 4, 2, Path(tmp) / "warm-up")
         for protocol in ("rounds", "conversation"):
             figures = {}
             for name, orchestrator in (("hf", f"hf:{model}"), ("vllm", f"openai:caller@{server.base_url}")):
