@@ -1,20 +1,22 @@
 """An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, never asserts.
 
-    python benchmarks/vllm_throughput.py                 # 48 world tasks, both protocols, concurrency 8
-    python benchmarks/vllm_throughput.py --tasks 48 --concurrency 16
+    python benchmarks/vllm_throughput.py                 # 200 world tasks, both protocols, 3 repeats, concurrency 8
+    python benchmarks/vllm_throughput.py --tasks 100 --repeats 5 --concurrency 16
 
 The model is the tiny Qwen3 fitted to always make one call (`trainer.fixed_caller`), so every rollout
 is the same shape through both engines: its prompt prefilled, one ~20-token call decoded, the task
 ended by `answer`. The same `orchestra eval` (paper-small toolkit, greedy, world frames and hle tasks)
 runs once as `hf:<folder>` and once as `openai:caller@<server>`; the figures are the orchestrator's
 prompt and generated tokens per second of wall time, from the tokens the store logged, and their
-ratio. Also printed: how long the server took to start. The vLLM environment comes from
+ratio, per repeat (the two engines alternate which goes first) and as the median with its range. Also
+printed: how long the server took to start. The vLLM environment comes from
 `scripts/install_vllm.sh`.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +30,7 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
     from lab.eval.harness import run_eval
     from lab.store import Store, queries
 
-    config = EvalConfig(benchmark="world:frames", limit=tasks, orchestrator=orchestrator, toolkit="paper-small",
+    config = EvalConfig(benchmark="world:frames", split=None, limit=tasks, orchestrator=orchestrator, toolkit="paper-small",
                         protocol=protocol, max_new_tokens=48, concurrency=concurrency, run_name="bench")
     folder.mkdir(exist_ok=True)
     store = Store(folder / f"{orchestrator.split(':')[0]}-{protocol}.duckdb")
@@ -41,7 +43,8 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=48)
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
 
@@ -56,15 +59,20 @@ def main() -> None:
         print(f"vLLM server healthy in {server.started_in_s:.1f} s")
         for warm_up in (f"hf:{model}", f"openai:caller@{server.base_url}"):  # load weights, first kernels: untimed
             run(warm_up, "rounds", 4, 2, Path(tmp) / "warm-up")
+        engines = {"hf": f"hf:{model}", "vllm": f"openai:caller@{server.base_url}"}
         for protocol in ("rounds", "conversation"):
-            figures = {}
-            for name, orchestrator in (("hf", f"hf:{model}"), ("vllm", f"openai:caller@{server.base_url}")):
-                wall, prompt, generated = run(orchestrator, protocol, args.tasks, args.concurrency, Path(tmp))
-                figures[name] = (prompt + generated) / wall
-                print(f"{protocol:12s} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt {prompt / wall:7.0f} tok/s, "
-                      f"generated {generated / wall:5.0f} tok/s", flush=True)
-            print(f"{protocol:12s} vLLM / hf: {figures['vllm'] / figures['hf']:.2f}x tokens/s (prompt + generated)")
-
+            ratios = []
+            for repeat in range(args.repeats):
+                order = list(engines) if repeat % 2 == 0 else list(reversed(engines))
+                speed = {}
+                for name in order:
+                    wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency, Path(tmp) / f"{protocol}-{repeat}")
+                    speed[name] = (prompt + generated) / wall
+                    print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt {prompt / wall:7.0f} "
+                          f"tok/s, generated {generated / wall:5.0f} tok/s", flush=True)
+                ratios.append(speed["vllm"] / speed["hf"])
+            print(f"{protocol:12s} vLLM / hf tokens/s (prompt + generated): median {statistics.median(ratios):.2f}x "
+                  f"(range {min(ratios):.2f}x to {max(ratios):.2f}x over {args.repeats} repeats)", flush=True)
 
 if __name__ == "__main__":
     main()
