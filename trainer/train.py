@@ -52,7 +52,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from trainer.callbacks import EvalCallback, MetricsCallback
+    from trainer.callbacks import EvalCallback, MetricsCallback, quiet_trainer
     from trainer.grpo import OrchestraGRPOTrainer
     from trainer.models import resolve_model
     from trainer.sft import train_sft, warm_start_dir
@@ -93,6 +93,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
                                    processing_class=tokenizer, train_dataset=Dataset.from_list([e.row() for e in examples]),
                                    callbacks=[metrics, evaluate])
     metrics.trainer = trainer
+    quiet_trainer(trainer)
     status = "failed"
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from lab.errors import LabInputError
+from lab.output import quiet_libraries
 
 app = typer.Typer(
     name="orchestra",
@@ -32,6 +33,12 @@ except ImportError:  # typer that uses the installed click
 _USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
     e for e in (click.ClickException, _TyperClickException) if e is not None
 )
+
+
+@app.callback()
+def _options(verbose: bool = typer.Option(False, "--verbose", help="Also show libraries' progress bars, log lines and warnings (hidden by default: lab.output).")) -> None:
+    """Orchestra Lab: train, evaluate and study tool-orchestrating LLMs (ToolOrchestra, arXiv 2511.21689)."""
+    quiet_libraries(verbose)
 
 
 def _register() -> None:

@@ -24,7 +24,7 @@ from rich.console import Console
 from lab.cli import app
 from lab.cli.options import DbOption, JsonOption, print_json
 from lab.eval.config import EvalConfig
-from lab.eval.harness import check_llm_flags, run_eval
+from lab.eval.harness import check_before_work, run_eval
 from lab.report.tables import print_run_summaries, run_summaries
 from lab.store import Store, resolve_db_path
 from lab.tools.registry import load_toolkit
@@ -32,7 +32,7 @@ from lab.tools.registry import load_toolkit
 
 @app.command("eval")
 def eval_command(
-    benchmark: str = typer.Option("world", help="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
+    benchmark: str = typer.Option("world", help="world (or world:frames, world:hle, world:bookshop), frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
     benchmark_path: Optional[str] = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: Optional[str] = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
@@ -52,7 +52,7 @@ def eval_command(
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
     observation_chars: int = typer.Option(6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained model's config)."),
     orchestrator_latency_per_token: Optional[float] = typer.Option(
-        None, "--orchestrator-latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, not wall time."),
+        None, "--latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, not wall time."),
     protocol: str = typer.Option("conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh prompt per round, the released checkpoint's protocol)."),
     catalog: Optional[str] = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
     context_tokens: int = typer.Option(27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
@@ -84,7 +84,7 @@ def eval_command(
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )
     console = Console(stderr=True)
-    check_llm_flags(config, load_toolkit(config.toolkit, pricing=config.pricing))  # a bad --judge creates nothing
+    check_before_work(config, load_toolkit(config.toolkit, pricing=config.pricing))  # a refused command creates nothing
     store = Store(resolve_db_path(db))
     summaries = run_eval(config, store, console)
     table = run_summaries(store, [s.run_id for s in summaries])

@@ -109,10 +109,8 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     the config still names it, for the run id and the record."""
     console = console or Console(stderr=True)
     toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=console)
-    check_llm_flags(config, toolkit)  # before the tasks load: a misspelt tool name costs nothing
+    check_before_work(config, toolkit)  # before the tasks load: a misspelt tool name costs nothing
     source = load_source(config)
-    if config.protocol == "rounds":
-        check_round_toolkit(toolkit, config.catalog)
     toolkit = with_search_depth(config, toolkit)
     tools = build_tools(toolkit)
     if config.user != "scripted":
@@ -329,6 +327,18 @@ def _count(result: RolloutResult, summary: RunSummary) -> bool:
     summary.judge_cost_usd += traj.judge_cost_usd
     summary.latency_s += traj.latency_s
     return True
+
+
+def check_before_work(config: EvalConfig, toolkit: Toolkit) -> None:
+    """Everything about `config` that can be refused without loading tasks, models or indexes, or opening
+    a store: the LLM flags, the round protocol's toolkit and catalog, the retrieval depth, and every
+    `--preference` against the toolkit's features. A refused command has then created nothing."""
+    check_llm_flags(config, toolkit)
+    if config.protocol == "rounds":
+        check_round_toolkit(toolkit, config.catalog)
+    with_search_depth(config, toolkit)
+    for preference, _ in config.variants():
+        task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
 
 
 def check_llm_flags(config: EvalConfig, toolkit: Toolkit) -> None:

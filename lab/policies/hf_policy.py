@@ -78,7 +78,7 @@ class HFPolicy:
         if not 0 < top_p <= 1:
             raise LabInputError(f"--top-p must be in (0, 1] (got {top_p})")
         if latency_per_token_s is not None and not latency_per_token_s > 0:
-            raise LabInputError(f"--orchestrator-latency-per-token must be > 0 seconds (got {latency_per_token_s})")
+            raise LabInputError(f"--latency-per-token must be > 0 seconds (got {latency_per_token_s})")
         self.path = path
         self.name = f"hf:{path}"
         self.max_new_tokens = max_new_tokens

@@ -63,6 +63,26 @@ def _read(name_or_path: str) -> tuple[str, Any]:
     return f"toolkit '{name_or_path}'", read_yaml(TOOLKITS_DIR / f"{name_or_path}.yaml", "toolkit file")
 
 
+#: The numeric, flag and text options each backend kind reads when its tool is built, checked when the
+#: toolkit is read (so a wrong type is refused before any store or model is opened, not at the first call).
+BACKEND_OPTIONS: dict[str, dict[str, type]] = {
+    "code_interpreter": {"timeout_s": float, "cpu_s": int, "memory_mb": int, "max_output_chars": int},
+    "web_search": {"timeout_s": float, "max_results": int, "search_depth": str, "include_answer": bool},
+}
+
+
+def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
+    for option, expected in BACKEND_OPTIONS.get(kind, {}).items():
+        if option not in backend:
+            continue
+        value = backend[option]
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = {float: numeric, int: numeric and float(value).is_integer(), bool: isinstance(value, bool),
+              str: isinstance(value, str)}[expected]
+        if not ok:
+            raise LabInputError(f"{where}.{option}: expected {'a number' if expected is float else expected.__name__}, got {value!r}")
+
+
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
     """The entry over its kind's default spec; None when the tool cannot be offered here."""
     backend = entry.get("backend") or {}
@@ -71,6 +91,7 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
     kind = backend.get("kind")
     if kind not in KINDS:
         raise LabInputError(f"{source}: tools[{index}].backend.kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    _check_options(kind, backend, f"{source}: tools[{index}].backend")
     if kind == "web_search":
         from lab.tools.web_search import web_search_available
 

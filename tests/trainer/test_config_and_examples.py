@@ -8,6 +8,9 @@ from collections import Counter
 
 import pytest
 import torch
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, preference_pairs
@@ -108,3 +111,53 @@ def test_task_limit_cuts_training_tasks_but_not_an_evaluation_of_the_train_split
     evaluation = TrainingEnvironment(config, split=config.train_split)
     assert len(training.tasks) == 3
     assert len(evaluation.tasks) > 3 and set(training.tasks) < set(evaluation.tasks)
+
+
+def _wrong_values_for(name: str) -> list:
+    """YAML values of a kind the field does not take, judged by its default's kind (a number, a flag, a
+    text, a list, a mapping), or by its annotation's plain type when the default is None."""
+    import dataclasses
+    import typing
+
+    field = next(f for f in dataclasses.fields(OrchestraGRPOConfig) if f.name == name)
+    default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+    if default is None:
+        plain = [a for a in typing.get_args(typing.get_type_hints(OrchestraGRPOConfig)[name]) if a is not type(None)]
+        default = {int: 1, float: 1.0, str: "x", bool: True}.get(plain[0]) if len(plain) == 1 else None
+    if isinstance(default, bool):
+        return ["sometimes", 3, [True]]
+    if isinstance(default, (int, float)):
+        return ["fast", [1], {"k": 1}, True]
+    if isinstance(default, str) and not hasattr(default, "value"):
+        return [[1, 2], {"k": "v"}]
+    if isinstance(default, list):
+        return ["not-a-list", {"k": "v"}]
+    if isinstance(default, dict):
+        return ["not-a-mapping", [1]]
+    return []
+
+
+CHECKABLE = sorted(n for n in {f.name for f in __import__("dataclasses").fields(OrchestraGRPOConfig) if f.init}
+                   if _wrong_values_for(n))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_wrongly_typed_field_is_one_line_exit_2_and_nothing_written(data, tmp_path_factory, monkeypatch, capsys):
+    """The real CLI (`lab.cli.main`) on a config with one field of the wrong type, for any field."""
+    from lab.cli import main
+
+    name = data.draw(st.sampled_from(CHECKABLE), label="field")
+    value = data.draw(st.sampled_from(_wrong_values_for(name)), label="value")
+    folder = tmp_path_factory.mktemp("cfg")
+    path = folder / "c.yaml"
+    path.write_text(yaml.safe_dump({"output_dir": str(folder / "out"), name: value}) if name != "output_dir"
+                    else yaml.safe_dump({name: value}))
+    monkeypatch.setenv("ORCHESTRA_VERBOSE", "1")  # leave this process's warning filters alone
+    monkeypatch.setattr(sys, "argv", ["orchestra", "train", "--config", str(path), "--db", str(folder / "db.duckdb")])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and str(path) in err and name in err, err
+    assert sorted(p.name for p in folder.iterdir()) == ["c.yaml"]  # no output folder, no store

@@ -3,6 +3,8 @@ every "next:" hint works on the demo's store as printed, and a second demo redoe
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -35,6 +37,21 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
     assert sorted(linked.train_step) == [1, 2]
+
+
+#: What a library prints when it is let through: a tqdm bar or its redraw, a raw Trainer log dict, a
+#: Python warning with its source line.
+LIBRARY_NOISE = re.compile(r"\d+it/s\]|it/s\]|examples/s\]|s/it\]|\|[█▏▎▍▌▋▊▉ ]+\||\{'(loss|train_runtime)'|"
+                           r"\w+Warning: |warnings\.warn\(")
+
+
+def test_the_demos_whole_output_from_an_empty_cache_reads_like_a_report(quick_demo):
+    """World build, SmolLM2's conversion, SFT and GRPO included: the lab's progress and tables only."""
+    for stream in (quick_demo.stdout, quick_demo.stderr):
+        noise = [line for line in stream.splitlines() if LIBRARY_NOISE.search(line)]
+        assert not noise, noise[:5]
+    assert "[1/7] offline world" in quick_demo.stderr and "indexing" in quick_demo.stderr  # it did build the world
+    assert "SFT " in quick_demo.stderr and "GRPO " in quick_demo.stderr  # the lab's own lines for both trainers
 
 
 def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
@@ -70,7 +87,8 @@ def test_a_second_demo_reuses_everything_and_ends_serving_the_dashboard(quick_de
     log = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads a pipe while the server runs
     server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "demo", "--quick", "--db", str(db),
                                "--port", str(port), "--html", str(tmp_path / "d.html")], cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
+                              stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
+                              env={**os.environ, "ORCHESTRA_CACHE": str(quick_demo.cache)})
     try:
         wait_healthy(f"http://127.0.0.1:{port}", server, timeout_s=300)
     finally:

@@ -198,7 +198,7 @@ def test_options_have_the_cli_names_and_are_checked():
     assert (policy.path, policy.temperature, policy.top_p, policy.max_new_tokens) == ("/m", 0.7, 0.9, 64)
     for options, flag in [({"temperature": -1}, "--temperature"), ({"top_p": 0}, "--top-p"),
                           ({"top_p": 1.5}, "--top-p"), ({"max_new_tokens": 0}, "--max-new-tokens"),
-                          ({"latency_per_token_s": 0}, "--orchestrator-latency-per-token")]:
+                          ({"latency_per_token_s": 0}, "--latency-per-token")]:
         with pytest.raises(LabInputError, match=flag):
             HFPolicy("/m", **options)
 
