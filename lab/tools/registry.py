@@ -72,6 +72,19 @@ BACKEND_OPTIONS: dict[str, dict[str, type]] = {
 
 
 def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
+    if kind in ("openai", "local_llm"):  # their backends are models of their own: validated the same way here
+        from pydantic import ValidationError
+
+        from lab.errors import first_error
+
+        if kind == "openai":
+            from lab.tools.openai_llm import OpenAIBackend as Backend
+        else:
+            from lab.tools.local_llm import LocalBackend as Backend
+        try:
+            Backend.model_validate(backend)
+        except ValidationError as exc:
+            raise LabInputError(f"{where}.{first_error(exc)}") from None
     for option, expected in BACKEND_OPTIONS.get(kind, {}).items():
         if option not in backend:
             continue

@@ -33,6 +33,10 @@ def write(tmp_path, text):
     ("tool_subset_min: 0\n", "tool_subset_min"),
     ("benchmark: frames\n", "benchmark 'frames'"),
     ("tools: [\n", "malformed YAML"),
+    ("learning_rate: fast\n", "field 'learning_rate': got 'fast' (str), expected float"),
+    ("lr_scheduler_type: wobbly\n", "expected one of 'linear', 'cosine'"),
+    ("warm_start: {orchestrators: [scripted:random], epochs: many}\n", "field 'warm_start.epochs'"),
+    ("warm_start: {orchestrators: [scripted:random], epoch: 3}\n", "warm_start: unknown key 'epoch'"),
 ])
 def test_a_bad_config_is_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
     path = write(tmp_path, f"output_dir: {tmp_path}/out\n" + text)

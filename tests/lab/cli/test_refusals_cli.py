@@ -13,6 +13,8 @@ from tests.conftest import orchestra
 
 UNKNOWN_KIND = "name: bad\ntools:\n  - {name: x, backend: {kind: telepathy}}\n"
 WORDY_TIMEOUT = "name: bad\ntools:\n  - {name: c, backend: {kind: code_interpreter, timeout_s: soon}}\n"
+WORDY_ENDPOINT = ("name: bad\ntools:\n  - {name: g, model: gpt-5, category: generalist, description: strong, "
+                  "backend: {kind: openai, base_url: 'http://127.0.0.1:9/v1', model: gpt-5, timeout_s: soon}}\n")
 
 
 @pytest.mark.parametrize("args, toolkit_text, problem", [
@@ -20,6 +22,7 @@ WORDY_TIMEOUT = "name: bad\ntools:\n  - {name: c, backend: {kind: code_interpret
     (["eval", "-p", "nonsense=1"], "", "nonsense"),
     (["eval", "--toolkit", "{toolkit}"], UNKNOWN_KIND, "backend.kind: expected one of"),
     (["eval", "--toolkit", "{toolkit}"], WORDY_TIMEOUT, "backend.timeout_s: expected a number, got 'soon'"),
+    (["eval", "--toolkit", "{toolkit}"], WORDY_ENDPOINT, "backend.timeout_s: Input should be a valid number"),
     (["eval", "--toolkit", "paper", "--protocol", "rounds", "--retrieval-top-k", "0"], "", "retrieval"),
     (["eval", "--judge", "no-such-tool"], "", "no-such-tool"),
 ])
