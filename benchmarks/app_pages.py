@@ -111,8 +111,8 @@ def main() -> None:
             at.run()
             at.switch_page(f"views/{page}.py")
         st.cache_data.clear()  # cold: nothing read yet
-        cold = timed(lambda: at.run())
-        warm = timed(lambda: at.run())
+        cold = timed(at.run)
+        warm = timed(at.run)
         failed = [str(e.value) for e in at.exception]
         print(f"{page:<10} {cold:8.2f} {warm:8.2f} {2.0:7.1f} {warm / 2.0:10.2f}" + (f"  ERROR {failed[0]}" if failed else ""))
     at = AppTest.from_file(main_script, default_timeout=600).run()
@@ -137,8 +137,8 @@ def _rescoring_ms(path: Path, run_ids: list[str]) -> float:
     times = []
     for weight in (1.0, 0.5, 0.0, 1.0, 0.25):
         P = {"outcome": 1.0, "gpt-5": weight}
-        times.append(timed(lambda: (preference_score_figure(ranking(features, run_ids, P)),
-                                    reward_summary(group_rewards(features, P)))))
+        times.append(timed(lambda P=P: (preference_score_figure(ranking(features, run_ids, P)),
+                                        reward_summary(group_rewards(features, P)))))
     return 1000 * sorted(times)[len(times) // 2]
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -68,7 +68,7 @@ class Preference(BaseModel):
     def from_dict(
         cls, values: dict[str, float], tools: list[str], instruction: str | None = None, source: str = "preference",
         models: Mapping[str, str | None] | None = None,
-    ) -> "Preference":
+    ) -> Preference:
         """Build from `{"outcome": 1, "compute": 1, "gpt-5": 0}`; entries not named are 0.
 
         A model's name also selects its simulated stand-in (`gpt-5` -> `sim:gpt-5`), and, given `models`
@@ -95,7 +95,7 @@ class Preference(BaseModel):
         return cls(tools=tuple(tools), weights=tuple(weights), instruction=instruction)
 
     @classmethod
-    def parse(cls, text: str, tools: list[str], models: Mapping[str, str | None] | None = None) -> "Preference":
+    def parse(cls, text: str, tools: list[str], models: Mapping[str, str | None] | None = None) -> Preference:
         """Build from a CLI string `outcome=1,compute=1,gpt-5=0`."""
         values: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
@@ -109,7 +109,7 @@ class Preference(BaseModel):
         return cls.from_dict(values, tools, source=f"--preference '{text}'", models=models)
 
     @classmethod
-    def from_vector(cls, vector: list[float], tools: list[str]) -> "Preference":
+    def from_vector(cls, vector: list[float], tools: list[str]) -> Preference:
         """Build from a full vector; its length must be n + 3."""
         if len(vector) != len(tools) + 3:
             raise LabInputError(
@@ -119,7 +119,7 @@ class Preference(BaseModel):
         return cls.from_dict(dict(zip([*tools, *OBJECTIVES], vector)), tools)
 
     @classmethod
-    def default(cls, tools: list[str]) -> "Preference":
+    def default(cls, tools: list[str]) -> Preference:
         """Accuracy and cost matter, no tool is favoured: the paper's default training preference."""
         return cls.from_dict({"outcome": 1.0, "compute": 1.0, "latency": 0.0}, tools)
 

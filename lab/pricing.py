@@ -66,7 +66,7 @@ class PriceTable(BaseModel):
         return canonical_model(model) in self.prices
 
     @classmethod
-    def load(cls, name: str = "default") -> "PriceTable":
+    def load(cls, name: str = "default") -> PriceTable:
         """Price table for a provider name (`deepinfra`, `together`, ...) or `default`."""
         data = _pricing_data()["providers"]
         if name == "default":

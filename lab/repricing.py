@@ -51,7 +51,7 @@ class ToolkitLocality:
     local_ids: frozenset[str]        # model ids the toolkit's `local_llm` tools record (paper slots too)
 
     @classmethod
-    def of(cls, toolkit_json: str | None) -> "ToolkitLocality":
+    def of(cls, toolkit_json: str | None) -> ToolkitLocality:
         """Read from a run's `toolkit_json`. The ids are those `lab.tools.local_llm.LocalLLMTool`
         records: backend.model_id, else the spec's model, else SmolLM2's id (no path), else the path's
         file stem and folder name (both: the file may be gone, so its kind cannot be checked)."""

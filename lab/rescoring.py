@@ -48,8 +48,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np

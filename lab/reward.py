@@ -289,7 +289,7 @@ def rescore(
     costs: Sequence[float] | np.ndarray,
     latencies: Sequence[float] | np.ndarray,
     tools: Sequence[str],
-    P: "np.ndarray | Preference",
+    P: np.ndarray | Preference,
     group_ids: Sequence[Hashable] | np.ndarray | None,
     std_threshold: float = STD_THRESHOLD,
     passed: Sequence[bool] | np.ndarray | None = None,

@@ -70,7 +70,7 @@ class ToolSpec(BaseModel):
     latency: LatencyProfile = Field(default_factory=LatencyProfile, description="Latency profile.")
     backend: dict[str, Any] = Field(default_factory=dict, description="How to run it: `kind` plus options.")
     simulated: bool = Field(False, description="True for `sim:` models; reports and the app label them.")
-    slots: dict[str, "ToolSpec"] = Field(
+    slots: dict[str, ToolSpec] = Field(
         default_factory=dict,
         description="Paper-toolkit tools only: model slot (e.g. `answer-1`) -> the priced model behind it.",
     )
@@ -110,7 +110,7 @@ class Toolkit(BaseModel):
     pricing: str = Field("default", description="Pricing the LLM tools were priced with.")
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "Toolkit":
+    def _unique_names(self) -> Toolkit:
         for names, what in ((self.names, "tool name"), (self.feature_names, "tool or slot name")):
             seen: set[str] = set()
             for name in names:
@@ -142,14 +142,14 @@ class Toolkit(BaseModel):
                 return tool
         raise LabInputError(f"toolkit '{self.name}': unknown tool '{name}' (tools: {', '.join(self.names)})")
 
-    def subset(self, names: list[str]) -> "Toolkit":
+    def subset(self, names: list[str]) -> Toolkit:
         """A toolkit with only these tools, in this toolkit's order (training randomises subsets)."""
         unknown = [n for n in names if n not in self.names]
         if unknown:
             raise LabInputError(f"toolkit '{self.name}': unknown tools {unknown}")
         return self.model_copy(update={"tools": [t for t in self.tools if t.name in names]})
 
-    def subset_features(self, features: list[str]) -> "Toolkit":
+    def subset_features(self, features: list[str]) -> Toolkit:
         """Only these reward features: tools not named are dropped, a slot tool keeps the named slots
         (and its `model` enum lists only them); a slot tool left with no slot is dropped."""
         unknown = [f for f in features if f not in self.feature_names]
@@ -166,18 +166,18 @@ class Toolkit(BaseModel):
                 kept.append(tool.model_copy(update={"slots": slots, "parameters": _slot_parameters(tool.parameters, list(slots))}))
         return self.model_copy(update={"tools": kept})
 
-    def repriced(self, pricing: str) -> "Toolkit":
+    def repriced(self, pricing: str) -> Toolkit:
         """The same tools with LLM prices from another provider's table."""
         table = PriceTable.load(pricing)
         return self.model_copy(update={"tools": [_priced(t, table) for t in self.tools], "pricing": pricing})
 
     @classmethod
-    def from_yaml(cls, path: str | Path, pricing: str | None = None) -> "Toolkit":
+    def from_yaml(cls, path: str | Path, pricing: str | None = None) -> Toolkit:
         """Load and validate a toolkit file; every problem is one line naming file and field."""
         return cls.from_dict(read_yaml(path, "toolkit file"), source=str(path), pricing=pricing)
 
     @classmethod
-    def from_dict(cls, raw: Any, source: str = "<toolkit>", pricing: str | None = None) -> "Toolkit":
+    def from_dict(cls, raw: Any, source: str = "<toolkit>", pricing: str | None = None) -> Toolkit:
         if not isinstance(raw, dict) or not isinstance(raw.get("tools"), list):
             raise LabInputError(f"{source}: a toolkit is a mapping with a 'tools' list")
         pricing = pricing or raw.get("pricing", "default")

@@ -298,7 +298,7 @@ class OrchestraGRPOConfig(GRPOConfig):
         check_warm_start(dict(self.warm_start or {}))
 
     @classmethod
-    def from_yaml(cls, path: str | Path, **overrides: Any) -> "OrchestraGRPOConfig":
+    def from_yaml(cls, path: str | Path, **overrides: Any) -> OrchestraGRPOConfig:
         """Read a config file; unknown keys and bad values are one line naming the file and the key."""
         raw = read_yaml(Path(path), "train config")
         if not isinstance(raw, dict):

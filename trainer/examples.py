@@ -42,7 +42,7 @@ class Example:
                 "preference": dict(self.preference)}
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "Example":
+    def from_row(cls, row: dict[str, Any]) -> Example:
         return cls(example_id=row["example_id"], task_id=row["task_id"], question=row["prompt"],
                    features=tuple(row["features"]), pricing=row["pricing"], instruction=row["instruction"],
                    preference=tuple(row["preference"].items()))

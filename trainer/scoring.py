@@ -40,7 +40,7 @@ class RowFeatures:
     preference: tuple[float, ...]   # P over `features + (outcome, compute, latency)`
 
     @classmethod
-    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: list[float], format_ok: bool) -> "RowFeatures":
+    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: list[float], format_ok: bool) -> RowFeatures:
         counts = {k: v for k, v in json.loads(trajectory.tool_counts_json).items() if k in features}
         return cls(group_id=trajectory.group_id, tool_counts=counts, outcome=float(trajectory.outcome),
                    cost_usd=trajectory.cost_usd, latency_s=trajectory.latency_s, format_ok=format_ok,

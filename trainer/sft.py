@@ -45,6 +45,7 @@ from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
 from trainer.scoring import RowFeatures, score_rows
 
+
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
     """The warm start's options with their defaults (keys and types were checked with the config)."""
     options = dict(config.warm_start or {})

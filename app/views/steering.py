@@ -12,8 +12,8 @@ from app import data
 from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text, zero_ranking_reason
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.preference import preference_pairs
-from lab.report.figures import preference_score_figure
 from lab.pricing import providers as price_providers
+from lab.report.figures import preference_score_figure
 
 ROWS_SHOWN = 200  # of the per-trajectory rewards table; the summary above covers them all
 

@@ -59,7 +59,7 @@ def _instructions(task: Any) -> dict[str, Any]:
 class ScriptedUser:
     """The offline simulator (see the module docstring)."""
 
-    def session(self, task: Any) -> "_ScriptedSession":
+    def session(self, task: Any) -> _ScriptedSession:
         return _ScriptedSession(_instructions(task))
 
 
@@ -93,16 +93,16 @@ class LLMUser:
     def __init__(self, tool: Any) -> None:
         self.tool = tool
 
-    def session(self, task: Any) -> "_LLMSession":
+    def session(self, task: Any) -> _LLMSession:
         return _LLMSession(self.tool, _instructions(task))
 
 
-_USER_GUIDE = """You are playing a customer talking to a customer-service agent. Stay in character and
+_USER_GUIDE = f"""You are playing a customer talking to a customer-service agent. Stay in character and
 follow the scenario below. Reveal information only when the agent asks for it, one step at a time;
 never invent information the scenario does not give you, and say so when you do not know something.
-When your goal is reached, or cannot be reached, write {stop} at the end of your message. If the agent
-hands you over to a human, write {transfer}. If the scenario does not cover what happens, write
-{out_of_scope}. Reply with your next message only.""".format(stop=STOP, transfer=TRANSFER, out_of_scope=OUT_OF_SCOPE)
+When your goal is reached, or cannot be reached, write {STOP} at the end of your message. If the agent
+hands you over to a human, write {TRANSFER}. If the scenario does not cover what happens, write
+{OUT_OF_SCOPE}. Reply with your next message only."""
 
 
 class _LLMSession:

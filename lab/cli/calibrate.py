@@ -7,7 +7,6 @@ the result is written as a profiles file that `lab.sim.load_profiles` (and toolk
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -21,11 +20,11 @@ from lab.sim.profiles import find_profile_for, get_profile
 def calibrate(
     run_id: str = typer.Argument(..., help="Logged run of the real model to fit (id or name)."),
     model: str = typer.Option(..., "--model", "-m", help="Real model id to fit (e.g. gpt-5-mini)."),
-    db: Optional[str] = DbOption,
-    out: Optional[Path] = typer.Option(
+    db: str | None = DbOption,
+    out: Path | None = typer.Option(
         None, "--out", "-o", help="Profiles file to write (default: sim_profile_<model>.yaml)."
     ),
-    prior: Optional[str] = typer.Option(
+    prior: str | None = typer.Option(
         None, "--prior", help="Profile to smooth towards (default: the one standing for the model; 'none': none)."
     ),
     prior_strength: float = typer.Option(

@@ -16,7 +16,6 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -36,7 +35,7 @@ def app_command(port: int, host: str) -> list[str]:
 
 @app.command("app")
 def serve(
-    db: Optional[str] = DbOption,
+    db: str | None = DbOption,
     port: int = typer.Option(8501, "--port", min=1, max=65535, help="Port to serve on."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; 0.0.0.0 exposes the store to the network."),
 ) -> None:

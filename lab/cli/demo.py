@@ -16,7 +16,6 @@ paper's (`sim:*`, priced at the real models' list prices) and every table says s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -27,13 +26,14 @@ from lab.cli.dashboard import exec_dashboard
 from lab.cli.options import DbOption, console, write_text
 from lab.store import Store, resolve_db_path
 
+
 @app.command("demo")
 def demo(
     quick: bool = typer.Option(False, "--quick", help="Every stage at toy size: 6 tasks, 2 GRPO steps, turn budgets 2/4/8 (minutes)."),
     no_app: bool = typer.Option(False, "--no-app", help="Stop after the summary instead of serving the dashboard."),
     port: int = typer.Option(8501, "--port", min=1, max=65535, help="Port of the dashboard."),
-    html: Optional[Path] = typer.Option(Path("orchestra-demo.html"), help="Where to write the figures (offline HTML)."),
-    db: Optional[str] = DbOption,
+    html: Path | None = typer.Option(Path("orchestra-demo.html"), help="Where to write the figures (offline HTML)."),
+    db: str | None = DbOption,
 ) -> None:
     """Train, evaluate, analyse and show: baselines, SmolLM2, a GRPO-trained orchestrator, sweeps, the dashboard."""
     from lab.demo.findings import gather_findings
@@ -104,7 +104,7 @@ def _print_findings(findings, plan) -> None:
         console.print(f"- {line}", highlight=False)
 
 
-def _hints(db: Optional[str], path: Path, stages, no_app: bool) -> list[str]:
+def _hints(db: str | None, path: Path, stages, no_app: bool) -> list[str]:
     """Commands that work on this store as printed (runs by name: the CLI resolves a name to its newest run)."""
     from lab.demo.plan import trained_name
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -21,12 +20,12 @@ from lab.tools.registry import build_tools, load_toolkit
 
 @app.command("describe-tools")
 def describe_tools(
-    tools: List[str] = typer.Argument(None, help="Model tools to describe (default: every model tool of the toolkit)."),
+    tools: list[str] = typer.Argument(None, help="Model tools to describe (default: every model tool of the toolkit)."),
     toolkit: str = typer.Option("default", help="Toolkit name or YAML path."),
     describer: str = typer.Option("smollm2", help="Tool (from the toolkit) that writes the descriptions."),
     n_tasks: int = typer.Option(10, "--tasks", help="Tasks sampled per tool (paper: 10)."),
     seed: int = typer.Option(0, help="Sampling seed."),
-    out: Optional[Path] = typer.Option(None, help="Write the descriptions as JSON here."),
+    out: Path | None = typer.Option(None, help="Write the descriptions as JSON here."),
     as_json: bool = JsonOption,
 ) -> None:
     """Sample tasks, run each model tool on them, and have a describer LLM write what the tool is good at."""

@@ -16,8 +16,6 @@ model; `lab.eval.judged`) and reports accuracy both ways, the judge's cost apart
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 from rich.console import Console
 
@@ -33,42 +31,42 @@ from lab.tools.registry import load_toolkit
 @app.command("eval")
 def eval_command(
     benchmark: str = typer.Option("world", help="world (or world:frames, world:hle, world:bookshop), frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
-    benchmark_path: Optional[str] = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
-    split: Optional[str] = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
+    benchmark_path: str | None = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
+    split: str | None = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
     toolkit: str = typer.Option("default", help="Toolkit: default (free-form), paper (the released code's search / enhance_reasoning / answer slots) or a YAML path."),
     pricing: str = typer.Option("default", help="Provider price table (e.g. together, deepinfra)."),
-    preference: List[str] = typer.Option(
+    preference: list[str] = typer.Option(
         [], "--preference", "-p",
         help="P as NAME=VALUE pairs, or 'held-out' for a held-out (instruction, P) pair per task; repeat for one run each.",
     ),
-    preference_instruction: Optional[str] = typer.Option(
+    preference_instruction: str | None = typer.Option(
         None, "--preference-instruction", help="Instruction shown to every task instead of the one paired with P.",
     ),
-    max_turns: List[int] = typer.Option([], "--max-turns", help="Turn budget; repeat for a sweep (default 50)."),
+    max_turns: list[int] = typer.Option([], "--max-turns", help="Turn budget; repeat for a sweep (default 50)."),
     samples: int = typer.Option(1, help="Rollouts per task (hf:/openai: need --temperature > 0 for more than 1)."),
     temperature: float = typer.Option(0.0, help="Orchestrator sampling temperature (hf:, openai:); 0 is greedy."),
     top_p: float = typer.Option(1.0, "--top-p", help="Orchestrator nucleus-sampling mass (hf:, openai:)."),
-    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
+    max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
     observation_chars: int = typer.Option(6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained model's config)."),
-    orchestrator_latency_per_token: Optional[float] = typer.Option(
+    orchestrator_latency_per_token: float | None = typer.Option(
         None, "--latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, not wall time."),
     protocol: str = typer.Option("conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh prompt per round, the released checkpoint's protocol)."),
-    catalog: Optional[str] = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
+    catalog: str | None = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
     context_tokens: int = typer.Option(27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
-    retrieval_top_k: Optional[int] = typer.Option(
+    retrieval_top_k: int | None = typer.Option(
         None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
     user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
+    judge: str | None = typer.Option(None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
     tau2_agent: str = typer.Option("lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain policy in the prompt, call_expert, <message> replies, 200 steps)."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N tasks."),
-    tasks: List[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
+    limit: int | None = typer.Option(None, help="Only the first N tasks."),
+    tasks: list[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
     concurrency: int = typer.Option(16, help="Rollouts in flight."),
-    rate_limit: Optional[float] = typer.Option(None, "--rate-limit", help="Max rollout starts per second."),
-    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="Stop before total cost passes this."),
+    rate_limit: float | None = typer.Option(None, "--rate-limit", help="Max rollout starts per second."),
+    budget_usd: float | None = typer.Option(None, "--budget-usd", help="Stop before total cost passes this."),
     seed: int = typer.Option(0, help="Seed for policies, simulated tools and sampling."),
     run_name: str = typer.Option("", "--run-name", help="Name (part of the run id: a new name starts a new run)."),
-    db: Optional[str] = DbOption,
+    db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Evaluate an orchestrator; prints the run id(s) and a summary table."""

@@ -13,7 +13,7 @@ index is complete it is reused. A toolkit then points at the folder:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -32,7 +32,7 @@ def build(
     embedder: str = typer.Option(
         "minilm", "--embedder",
         help="A local sentence-transformers folder, `minilm` (the offline all-MiniLM-L6-v2) or `qwen3-8b=FOLDER`."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Index folder (else $ORCHESTRA_CACHE/index/<corpus name>-<embedder name>)."),
+    out: Path | None = typer.Option(None, "--out", help="Index folder (else $ORCHESTRA_CACHE/index/<corpus name>-<embedder name>)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents per forward pass of the embedder."),
     kind: str = typer.Option("flat", "--kind", help="flat (exact, as released), ivf or hnsw (approximate, for large corpora)."),
     as_json: bool = JsonOption,

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 
 from lab.errors import LabInputError
-from rich.console import Console
 
 DbOption = typer.Option(None, "--db", help="DuckDB file (else $ORCHESTRA_DB, else ./orchestra.duckdb).")
 JsonOption = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")

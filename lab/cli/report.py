@@ -11,7 +11,6 @@ The numbers come from `lab.report.api.load_report`; metric definitions live in `
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -28,15 +27,15 @@ from lab.store import Store, queries, resolve_db_path
 @app.command("report")
 def report(
     run_ids: list[str] = typer.Argument(..., help="Runs to report on and compare: ids or names (see `orchestra runs`)."),
-    pricing: Optional[str] = typer.Option(None, "--pricing", help="Also show costs re-priced under this provider (e.g. deepinfra)."),
-    preference: Optional[str] = typer.Option(
+    pricing: str | None = typer.Option(None, "--pricing", help="Also show costs re-priced under this provider (e.g. deepinfra)."),
+    preference: str | None = typer.Option(
         None, "--preference", "-p", help="P of the preference score, e.g. outcome=1,compute=1 (default: the runs' logged P)."),
-    weak: Optional[str] = typer.Option(None, "--weak", help="Run whose accuracy is PGR 0 (default: the least accurate)."),
-    strong: Optional[str] = typer.Option(None, "--strong", help="Run whose accuracy is PGR 1 (default: the most accurate)."),
+    weak: str | None = typer.Option(None, "--weak", help="Run whose accuracy is PGR 0 (default: the least accurate)."),
+    strong: str | None = typer.Option(None, "--strong", help="Run whose accuracy is PGR 1 (default: the most accurate)."),
     resamples: int = typer.Option(N_RESAMPLES, "--resamples", help="Bootstrap and permutation draws."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation draws."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write every figure into this standalone HTML file."),
-    db: Optional[str] = DbOption,
+    html: Path | None = typer.Option(None, "--html", help="Write every figure into this standalone HTML file."),
+    db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Compare logged runs: accuracy with 95% CIs, paired tests, cost, latency, tool use, bias, Pareto frontier."""

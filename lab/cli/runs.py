@@ -7,7 +7,6 @@ run with --across), and repricing only prints. Both work from logged features be
 from __future__ import annotations
 
 import json
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -17,14 +16,14 @@ from lab.cli.options import DbOption, JsonOption, console, print_json
 from lab.errors import LabInputError
 from lab.pricing import PriceTable
 from lab.report.metrics import orchestrator_label
-from lab.reward import STD_THRESHOLD
 from lab.repricing import reprice_steps, with_orchestrator_steps
 from lab.rescoring import rescore_across, rescore_run
+from lab.reward import STD_THRESHOLD
 from lab.store import Store, queries, resolve_db_path
 
 
 @app.command("runs")
-def runs(db: Optional[str] = DbOption, as_json: bool = JsonOption) -> None:
+def runs(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
     """List the runs in the store with their accuracy, cost and status."""
     store = Store(resolve_db_path(db))
     df = queries.runs_summary_df(store)
@@ -69,9 +68,9 @@ _RESCORE_HELP = "\n\n".join([
 def rescore(
     run_id: str = typer.Argument(..., help="Run to rescore (id or name)."),
     preference: str = typer.Option(..., "--preference", "-p", help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
-    across: List[str] = typer.Option([], "--across", metavar="RUN", help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
+    across: list[str] = typer.Option([], "--across", metavar="RUN", help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
     std_threshold: float = typer.Option(STD_THRESHOLD, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
-    db: Optional[str] = DbOption,
+    db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     # The help text is _RESCORE_HELP (typer shows it instead of a docstring).
@@ -119,10 +118,10 @@ def _print_across(result, as_json: bool) -> None:
 def reprice(
     run_id: str = typer.Argument(..., help="Run to reprice (id or name)."),
     pricing: str = typer.Option(..., "--pricing", help="Provider whose price table to apply (e.g. deepinfra)."),
-    gpu_hour_usd: Optional[float] = typer.Option(
+    gpu_hour_usd: float | None = typer.Option(
         None, "--gpu-hour-usd", help="Price local models (local_llm tools, hf: orchestrators) at this USD per GPU-hour "
         "times their logged latency (an upper bound under concurrency); default: local, unpriced (cost kept)."),
-    db: Optional[str] = DbOption,
+    db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Every step's cost recomputed from its logged tokens under another provider's prices (prints only).

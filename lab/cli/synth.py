@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import Progress
@@ -34,12 +33,12 @@ def synth(
     solvers: list[str] = typer.Option([], "--solver", help="An orchestrator for the pass@N filter (repeatable); none: no pass@N."),
     pass_at: int = typer.Option(8, "--pass-at", min=1, help="Rollouts per task per --solver; tasks every rollout solves are dropped."),
     drop_unsolved: bool = typer.Option(False, "--drop-unsolved", help="pass@N also drops tasks no rollout solves."),
-    llm: Optional[str] = typer.Option(None, "--llm", help="An LLM tool of --toolkit that writes the domains (any names); "
+    llm: str | None = typer.Option(None, "--llm", help="An LLM tool of --toolkit that writes the domains (any names); "
                                       "without it the built-in domains are generated offline."),
     toolkit: str = typer.Option("default", "--toolkit", help="Toolkit holding the --llm tool (a name or YAML path)."),
     llm_attempts: int = typer.Option(3, "--llm-attempts", min=1, help="Answers per stage before a domain fails."),
     llm_concurrency: int = typer.Option(4, "--llm-concurrency", min=1, help="LLM calls in flight at once."),
-    db: Optional[str] = DbOption,
+    db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Synthesize tool-use domains and verified multi-turn tasks (ToolScale, offline)."""

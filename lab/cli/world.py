@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -34,7 +34,7 @@ def _size(small: bool):
 def build(
     seed: int = SeedOption,
     force: bool = typer.Option(False, "--force", help="Rebuild even when a complete cached world exists."),
-    out: Optional[Path] = OutOption,
+    out: Path | None = OutOption,
     small: bool = SmallOption,
     no_index: bool = typer.Option(False, "--no-index", help="Skip the search index (no embedding model needed)."),
     as_json: bool = JsonOption,
@@ -54,7 +54,7 @@ def build(
 @world_app.command("info")
 def info(
     seed: int = SeedOption,
-    out: Optional[Path] = OutOption,
+    out: Path | None = OutOption,
     small: bool = SmallOption,
     recall: bool = typer.Option(False, "--recall", help="Also measure local-search recall@5 (embeds ~1000 queries)."),
     as_json: bool = JsonOption,

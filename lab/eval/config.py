@@ -77,7 +77,7 @@ class EvalConfig(BaseModel):
     train_step: int | None = Field(None, ge=0, description="Set by the trainer: the optimizer step of the evaluated policy.")
 
     @model_validator(mode="after")
-    def _check(self) -> "EvalConfig":
+    def _check(self) -> EvalConfig:
         if self.benchmark.split(":")[0] not in BENCHMARKS:
             raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
         if any(t < 1 for t in self.max_turns):
@@ -113,7 +113,7 @@ class EvalConfig(BaseModel):
                              "leave --preference and --preference-instruction out")
 
     @classmethod
-    def build(cls, **values: object) -> "EvalConfig":
+    def build(cls, **values: object) -> EvalConfig:
         """Validate, turning pydantic's report into one line naming the field."""
         try:
             return cls(**values)

@@ -29,9 +29,10 @@ import concurrent.futures
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -45,8 +46,8 @@ from lab.preference import task_preferences
 from lab.records import RunRecord, utcnow
 from lab.report.metrics import SIMULATED_SUFFIX
 from lab.rollout import RolloutConfig, RolloutRequest, RolloutResult, run_rollout
-from lab.rollout.rounds import check_catalog
 from lab.rollout.policy import Policy
+from lab.rollout.rounds import check_catalog
 from lab.store import Store, queries
 from lab.store.writer import TrajectoryWriter
 from lab.tools.registry import build_tools, load_toolkit, with_retrieval_top_k

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from lab.reward import feature_matrix, preference_score
 from lab.policies.scripted import _ScriptSession, call
+from lab.reward import feature_matrix, preference_score
 from lab.rollout.config import RolloutConfig
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
 from lab.tools.base import Tool
@@ -141,7 +141,7 @@ class BestRoutePolicy:
         rows.sort(key=lambda r: (r["family"], route_name(r["route"]), r["task_id"]))  # independent of completion order
         return RouteTable(self.features, rows)
 
-    def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> "_BestRouteSession":
+    def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> _BestRouteSession:
         return _BestRouteSession(self, task)
 
 

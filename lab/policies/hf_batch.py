@@ -42,8 +42,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from lab.errors import LabInputError
 
@@ -118,7 +119,7 @@ class _Queue:
 _MAKING = threading.Lock()  # sessions of one model may be opened from several threads
 
 
-def sampler_for(loaded: Any) -> "BatchedSampler":
+def sampler_for(loaded: Any) -> BatchedSampler:
     """The sampler of `loaded` (a `LoadedModel`), made on first use and kept on it: sessions batch
     together only through a shared sampler, and it lives exactly as long as the model it drives."""
     with _MAKING:

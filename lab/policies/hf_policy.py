@@ -90,7 +90,7 @@ class HFPolicy:
         self._sampler: Any = None  # set by `live`; else the model's batched sampler
 
     @classmethod
-    def live(cls, model: Any, tokenizer: Any, name: str, sampler: Any = None, **kwargs: Any) -> "HFPolicy":
+    def live(cls, model: Any, tokenizer: Any, name: str, sampler: Any = None, **kwargs: Any) -> HFPolicy:
         """A policy sampling from a model already in memory (the trainer's live model, whose weights
         change between steps); `name` is recorded as the orchestrator. Same token buffer, same sampling.
 
@@ -105,13 +105,13 @@ class HFPolicy:
         return policy
 
     @classmethod
-    def from_spec(cls, spec: str, **kwargs: Any) -> "HFPolicy":
+    def from_spec(cls, spec: str, **kwargs: Any) -> HFPolicy:
         path = spec.removeprefix("hf:")
         if not path:
             raise LabInputError(f"--orchestrator '{spec}': expected hf:<model dir, .gguf file or 'smollm2'>")
         return cls(path, **kwargs)
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_HFSession":
+    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _HFSession:
         loaded = self._loaded or load_model(self.path, self.device)
         return _HFSession(self, loaded, sampling_seed(seed, task.task_id))
 

@@ -79,7 +79,7 @@ class OpenAIPolicy:
         self._is_vllm: bool | None = None
 
     @classmethod
-    def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> "OpenAIPolicy":
+    def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> OpenAIPolicy:
         """Parse `openai:<model>@<base_url>`; the model is priced when the table knows it. `kwargs` go to
         the constructor (temperature, top_p, max_tokens...)."""
         body = spec.removeprefix("openai:")
@@ -89,7 +89,7 @@ class OpenAIPolicy:
         table = PriceTable.load(pricing)
         return cls(model=model, base_url=base_url, price=table.price(model) if table.has(model) else None, **kwargs)
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_OpenAISession":
+    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _OpenAISession:
         return _OpenAISession(self, sampling_seed(seed, task.task_id) % 2**31)  # servers take a 32-bit seed
 
     def _headers(self) -> dict[str, str]:
@@ -112,7 +112,7 @@ class OpenAIPolicy:
             try:
                 async with self._client().get(f"{self.base_url}/models", headers=self._headers()) as response:
                     body = orjson.loads(await response.read()) if response.status == 200 else {}
-            except (aiohttp.ClientError, asyncio.TimeoutError, orjson.JSONDecodeError):
+            except (TimeoutError, aiohttp.ClientError, orjson.JSONDecodeError):
                 body = {}
             models = body.get("data") if isinstance(body, dict) else None
             self._is_vllm = any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models or [])
@@ -132,7 +132,7 @@ class OpenAIPolicy:
                     problem = f"HTTP {response.status}: {(await response.text())[:200]}"
                     if response.status not in RETRYABLE:
                         break
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise PolicyUnavailable(f"{self.name}: {problem}")
 

@@ -16,7 +16,8 @@ the check that the executed domain and its grading agree with tau2 (every retail
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lab.policies.scripted import Kit, Script, _ScriptSession, answer, ask_prompt, call, extract_answer, solve
 from lab.rollout.config import RolloutConfig
@@ -92,7 +93,7 @@ class OraclePolicy:
         self.grader = grader
         self.task_tools = task_tools
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> "_OracleSession":
+    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _OracleSession:
         return _OracleSession(self, task, specs, seed)
 
 

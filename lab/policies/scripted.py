@@ -60,7 +60,7 @@ class ScriptedPolicy:
         self.name = f"scripted:{name}"
         self.script = script
 
-    def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> "_ScriptSession":
+    def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> _ScriptSession:
         rng = random.Random(f"{self.name}:{task.task_id}:{seed}")
         return _ScriptSession(self.script(TaskView(task.task_id, task.question), Kit(specs), rng))
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from lab import repricing, rescoring
 from lab.preference import Preference
 from lab.pricing import PriceTable
 from lab.records import RunRecord
 from lab.report import metrics
-from lab import repricing, rescoring
 from lab.store import Store, queries
 from lab.toolspec import logged_features
 
@@ -76,7 +76,7 @@ class Report:
             out[name] = json.loads(frame.to_json(orient="records", date_format="iso"))
         return out
 
-    def figures(self) -> dict[str, "Figure"]:
+    def figures(self) -> dict[str, Figure]:
         """Plotly figures of this report by name (see `lab.report.figures`)."""
         from lab.report.figures import report_figures
 
@@ -103,7 +103,7 @@ def load_report(
     """
     run_ids = list(dict.fromkeys(run_ids))                     # a repeated id would pair a run with itself
     records = [queries.run(store, r) for r in run_ids]
-    for name, ref in (("--weak", weak), ("--strong", strong)):
+    for ref in (weak, strong):
         if ref is not None and ref not in run_ids:
             queries.run(store, ref)                            # unknown -> LabInputError
             run_ids.append(ref)

@@ -169,7 +169,7 @@ def heldout_figure(linked: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def report_figures(report: "Report") -> dict[str, go.Figure]:
+def report_figures(report: Report) -> dict[str, go.Figure]:
     """Every figure of a report by name; the turn-budget figure only when some runs form a curve."""
     colors = run_colors(report.run_ids)
     orchestrators = report.runs.set_index("run_id").orchestrator

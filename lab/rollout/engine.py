@@ -31,8 +31,9 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from lab.errors import EndpointUnavailable, JudgeError
 from lab.records import StepRecord, TokenTrajectoryRecord, TrajectoryRecord

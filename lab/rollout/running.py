@@ -62,7 +62,7 @@ async def execute_call(
     started = time.monotonic()
     try:
         return await asyncio.wait_for(tool.execute(call.arguments, context), timeout=config.tool_timeout_s), False
-    except asyncio.TimeoutError:
+    except TimeoutError:
         message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s"
     except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
         message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"

@@ -105,13 +105,13 @@ class SimModel:
 
     @classmethod
     def from_profile(cls, name: str, pricing: str = "default", path: str | Path | None = None,
-                     realtime_scale: float = 0.0) -> "SimModel":
+                     realtime_scale: float = 0.0) -> SimModel:
         """A ready tool for profile `name` (`sim:` prefix allowed)."""
         profile = get_profile(name, path)
         return cls(sim_spec(profile, pricing), profile, realtime_scale)
 
     @classmethod
-    def from_spec(cls, spec: ToolSpec, path: str | Path | None = None, realtime_scale: float = 0.0) -> "SimModel":
+    def from_spec(cls, spec: ToolSpec, path: str | Path | None = None, realtime_scale: float = 0.0) -> SimModel:
         """The tool for a toolkit entry with `backend: {kind: sim, profile: NAME}` (default: the spec's name)."""
         profile = get_profile(str(spec.backend.get("profile") or spec.name), path)
         return cls(spec, profile, realtime_scale)

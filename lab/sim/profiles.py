@@ -63,7 +63,7 @@ class AccuracyEntry(BaseModel):
     source: str = Field(min_length=1, description="Where both numbers come from (paper cell or `assumption`).")
 
     @model_validator(mode="after")
-    def _evidence_helps(self) -> "AccuracyEntry":
+    def _evidence_helps(self) -> AccuracyEntry:
         # Evidence never hurts: a model can ignore facts it was given.
         if self.with_evidence < self.without_evidence:
             raise ValueError(
@@ -131,7 +131,7 @@ class Profile(BaseModel):
         description="As a judge: P(verdict = ground truth) by task family, with `default` (assumption unless measured).")
 
     @model_validator(mode="after")
-    def _check(self) -> "Profile":
+    def _check(self) -> Profile:
         if "default" not in self.accuracy:
             raise ValueError("accuracy needs a 'default' entry")
         if "default" not in self.judge_agreement:

@@ -34,7 +34,7 @@ class TrajectoryWriter:
         self._queue: asyncio.Queue[TrajectoryItem | None] = asyncio.Queue()
         self._task: asyncio.Task | None = None
 
-    async def __aenter__(self) -> "TrajectoryWriter":
+    async def __aenter__(self) -> TrajectoryWriter:
         self.start()
         return self
 
@@ -84,7 +84,7 @@ class TrajectoryWriter:
                     pending.append(item)
                     if len(pending) < self.batch_size:
                         continue
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             if pending:
                 batch, pending = pending, []

@@ -107,7 +107,7 @@ class CachedLLM:
             self.requests += 1
             try:
                 observation = await asyncio.wait_for(self.tool.execute({"prompt": prompt}), self.timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise StageFailed(f"{self.tool.spec.name}: no answer within {self.timeout_s:g} s") from None
         if observation.error:
             raise StageFailed(f"{self.tool.spec.name}: {observation.error}")

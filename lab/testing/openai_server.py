@@ -98,7 +98,7 @@ class OpenAICompatServer:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> "OpenAICompatServer":
+    def start(self) -> OpenAICompatServer:
         self._thread = threading.Thread(target=self._serve, name="openai-compat-server", daemon=True)
         self._thread.start()
         if not self._ready.wait(timeout=10):
@@ -116,7 +116,7 @@ class OpenAICompatServer:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
 
-    def __enter__(self) -> "OpenAICompatServer":
+    def __enter__(self) -> OpenAICompatServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -73,7 +73,7 @@ class VLLMServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "VLLMServer":
+    def start(self) -> VLLMServer:
         reason = vllm_unavailable()
         if reason:
             raise VLLMServerError(reason)
@@ -136,7 +136,7 @@ class VLLMServer:
             raise KeyError(f"{name}: not among the server's metrics")
         return sum(values)
 
-    def __enter__(self) -> "VLLMServer":
+    def __enter__(self) -> VLLMServer:
         return self.start()
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:

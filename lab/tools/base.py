@@ -31,7 +31,7 @@ class Observation(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict, description="Tool-specific detail (doc ids, scores...).")
 
     @classmethod
-    def failure(cls, message: str, **kwargs: Any) -> "Observation":
+    def failure(cls, message: str, **kwargs: Any) -> Observation:
         return cls(text=f"Error: {message}", error=message, **kwargs)
 
 

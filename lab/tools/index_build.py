@@ -23,7 +23,7 @@ import math
 import os
 import shutil
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lab.errors import LabInputError
 from lab.tools.embedder import Embedder, EmbedderConfig, load_embedder
 from lab.tools.local_search import (
-    DOCS_FILE, FORMAT_VERSION, INDEX_FILE, MANIFEST_FILE, IndexKind, IndexManifest, LocalSearchIndex,
+    DOCS_FILE,
+    FORMAT_VERSION,
+    INDEX_FILE,
+    MANIFEST_FILE,
+    IndexKind,
+    IndexManifest,
+    LocalSearchIndex,
 )
 
 HNSW_M = 32  # graph degree; 32 is FAISS's usual recall/memory balance for a few hundred dims
@@ -104,8 +110,7 @@ def _parquet_rows(path: Path):
     if missing:
         raise LabInputError(f"{path}: missing required column '{missing[0]}'")
     frame = frame.astype(object).where(frame.notna(), None)
-    for number, row in enumerate(frame.to_dict("records"), start=1):
-        yield number, row
+    yield from enumerate(frame.to_dict("records"), start=1)
 
 
 def file_sha256(path: str | Path) -> str:
@@ -192,7 +197,7 @@ def build_index(
         build_key=build_key, embedder=config, dim=model.dim, kind=kind, corpus_path=str(corpus_path),
         corpus_sha256=corpus_sha, count=len(docs), build_seconds=round(seconds, 3),
         docs_per_s=round((len(docs) - resumed) / max(seconds, 1e-9), 1), resumed_docs=resumed,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), **shape,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"), **shape,
     )
     _persist(out_dir, faiss_index, docs, manifest)
     shutil.rmtree(chunks.folder)  # the index holds the vectors now

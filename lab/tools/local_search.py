@@ -91,7 +91,7 @@ class LocalSearchIndex:
         self.index, self.on_gpu = _maybe_to_gpu(index, manifest.kind, manifest.nprobe)
 
     @classmethod
-    def load(cls, out_dir: str | Path, embedder: EmbedderConfig | Embedder | None = None) -> "LocalSearchIndex":
+    def load(cls, out_dir: str | Path, embedder: EmbedderConfig | Embedder | None = None) -> LocalSearchIndex:
         """Reopen a built index; the embedder defaults to the one recorded in the manifest."""
         out_dir = Path(out_dir)
         if not (out_dir / MANIFEST_FILE).is_file():

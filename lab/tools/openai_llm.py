@@ -152,7 +152,7 @@ class OpenAIChatTool:
                 ),
                 timeout=limit,
             )
-        except (asyncio.TimeoutError, openai.APITimeoutError):
+        except (TimeoutError, openai.APITimeoutError):
             raise _Retryable(f"timed out after {limit:.3g}s") from None
         except openai.APIConnectionError as exc:
             raise _Retryable(f"connection failed: {_describe(exc)}") from None

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from lab.errors import LabInputError, read_yaml
 from lab.tools.base import Tool
-from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec, Toolkit
+from lab.toolspec import LLM_TOOL_PARAMETERS, Toolkit, ToolSpec
 
 KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "local_llm", "paper")
 #: What a paper `search` tool retrieves with when its entry names no `backend.retriever`.

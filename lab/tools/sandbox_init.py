@@ -9,7 +9,12 @@ read-only, forks the code's process with rlimits under a fresh uid, and reports 
 and how many pids the namespace handed out, on a private pipe. Why ctypes and not `mount(8)`: one process
 less per call, and errors come back as errno. Not imported by the lab: it only ever runs as its own process.
 """
-import ctypes, json, os, resource, sys
+import ctypes
+import json
+import os
+import resource
+import sys
+
 cfg = json.loads(sys.argv[1])
 status, host_dir, uid = cfg["status_fd"], cfg["root"], cfg["uid"]
 libc = ctypes.CDLL(None, use_errno=True)

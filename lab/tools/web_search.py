@@ -55,7 +55,7 @@ def default_web_search_spec(search_depth: SearchDepth = "basic") -> ToolSpec:
     )
 
 
-def web_search_or_none(spec: ToolSpec | None = None, **options: Any) -> tuple["WebSearch | None", str | None]:
+def web_search_or_none(spec: ToolSpec | None = None, **options: Any) -> tuple[WebSearch | None, str | None]:
     """The tool and no message when a key is set; else no tool and the line the loader prints once."""
     if not web_search_available():
         return None, NOT_OFFERED
@@ -97,7 +97,7 @@ class WebSearch:
         count = int(arguments.get("max_results", self.max_results))
         try:
             response = await asyncio.wait_for(self._search(query, count), timeout=self.timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             message = f"tool '{self.spec.name}': search timed out after {self.timeout_s:g}s"
             return Observation.failure(message, latency_s=time.perf_counter() - started)
         except Exception as exc:  # network, auth, quota: the orchestrator sees it and may try elsewhere

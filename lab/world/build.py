@@ -22,7 +22,7 @@ import json
 import os
 import random
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +150,7 @@ def build_world(out_dir: str | Path | None = None, seed: int = 0, force: bool = 
         "content_hash": hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest(),
         "files": hashes, "index": {"built": index, "dir": INDEX_DIR, "kind": "flat"},
         "build_seconds": round(time.perf_counter() - started, 2),
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))  # last: marks the folder complete
     return World(root, manifest, docs, tasks, db, reused=False)

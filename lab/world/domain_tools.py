@@ -52,7 +52,7 @@ class DomainSession:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
-    def fresh(cls, base_db: dict[str, Any]) -> "DomainSession":
+    def fresh(cls, base_db: dict[str, Any]) -> DomainSession:
         return cls(initial=base_db, db=clone(base_db))
 
 

@@ -34,7 +34,7 @@ class WorldSize(BaseModel):
     train_share: float = Field(0.7, gt=0, lt=1, description="Share of tasks in the train split.")
 
     @classmethod
-    def small(cls) -> "WorldSize":
+    def small(cls) -> WorldSize:
         """A world that builds in about a second without an index: for tests."""
         return cls(n_docs=300, n_frames=36, n_hle=48, n_tau2=21)
 

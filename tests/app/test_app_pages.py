@@ -18,13 +18,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import app
-
 from app.navigation import PAGES
 from app.selection import clicked_runs
 from app.steering_logic import Features, feature_names, group_rewards, parse_vector, ranking
+from lab.report.api import load_report
 from lab.report.metrics import preference_scores
 from lab.reward import rescore
-from lab.report.api import load_report
 from lab.store import Store, queries
 
 MAIN = str(Path(app.__file__).parent / "main.py")

@@ -14,7 +14,6 @@ from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, Preference, preference_pairs
 from lab.pricing import PriceTable, canonical_model, providers
 from lab.toolspec import Toolkit
-
 from tests.conftest import SHARED, TINY_TOOLKIT
 
 TOOLS = ["local_search", "gpt-5", "qwen3-32b"]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from rich.console import Console
-
-import pandas as pd
 
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval

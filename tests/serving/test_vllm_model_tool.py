@@ -7,8 +7,6 @@ and the tokens and price charged for the call are the ones that server counted.
 
 from __future__ import annotations
 
-import json
-
 import duckdb
 import pytest
 import yaml

@@ -13,11 +13,11 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.preference import logged_instruction, preference_pairs
 from lab.store import Store, queries
+from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.evidence import TRAIN_ACCURACY_ONLY, TRAIN_COST_SAVING, gather_evidence, print_evidence
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
-from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 

@@ -14,10 +14,10 @@ from rich.console import Console
 
 from lab.store import Store, queries
 from lab.synth.dataset import write_dataset
+from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.grpo import OrchestraGRPOTrainer
 from trainer.train import run_training
-from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 

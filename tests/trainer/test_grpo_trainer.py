@@ -16,11 +16,11 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.reward import rescore
 from lab.store import Store, queries
+from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.grpo import OrchestraGRPOTrainer
 from trainer.metrics import metric_doc
 from trainer.train import run_training
-from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 

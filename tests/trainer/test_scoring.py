@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.reward import group_advantages, preference_rewards, feature_matrix
+from lab.reward import feature_matrix, group_advantages, preference_rewards
 from trainer.scoring import RowFeatures, score_rows
 
 FEATURES = ["search-1", "answer-1", "answer-2"]

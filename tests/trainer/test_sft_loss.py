@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.conftest import TINY_MODEL
 from trainer.models import CHATML_TRAINING_TEMPLATE, build_tiny_qwen3
 from trainer.sft import labelled_positions_trainer
-from tests.conftest import TINY_MODEL
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,19 @@ import re
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id
-from lab.synth.domains.bank_data import (DISPUTE_DAYS, EXTERNAL_TRANSFER_LIMIT, NOW, TABLES, BlockReason, Card,
-                                         DisputeReason, Transaction, Transfer, generate, last_four)
+from lab.synth.domains.bank_data import (
+    DISPUTE_DAYS,
+    EXTERNAL_TRANSFER_LIMIT,
+    NOW,
+    TABLES,
+    BlockReason,
+    Card,
+    DisputeReason,
+    Transaction,
+    Transfer,
+    generate,
+    last_four,
+)
 from lab.synth.generic import add_generic_tools
 
 # ---- tools -----------------------------------------------------------------------------------------

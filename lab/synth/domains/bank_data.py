@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.people import Address
 from lab.synth.domain import DomainError, Record, next_id, seeded_rng
+from lab.synth.people import Address
 
 NOW = "2025-06-16T09:30:00"
 TODAY = date(2025, 6, 16)

@@ -18,12 +18,34 @@ standings rules are in `lab.synth.domains.basketball_data`.
 from __future__ import annotations
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
-from lab.synth.domains.basketball_data import (CONFERENCES, EXCHANGE_CLOSE_HOURS, EXCHANGE_FEE, HOLDER_MERCH_PERCENT,
-                                               HOLDER_TICKET_PERCENT, MARQUEE_FACTOR, MAX_MERCH_QUANTITY,
-                                               MAX_TICKETS_PER_CALL, NOW, POLICY_TICKET_LIMIT, REFUND_SCALE, TABLES,
-                                               TIERS, MerchOrder, Ticket, free_seats, generate, hours_until,
-                                               is_holder, list_price, merch_price, refund_percent, section_of,
-                                               standings, taken_seats, ticket_price)
+from lab.synth.domains.basketball_data import (
+    CONFERENCES,
+    EXCHANGE_CLOSE_HOURS,
+    EXCHANGE_FEE,
+    HOLDER_MERCH_PERCENT,
+    HOLDER_TICKET_PERCENT,
+    MARQUEE_FACTOR,
+    MAX_MERCH_QUANTITY,
+    MAX_TICKETS_PER_CALL,
+    NOW,
+    POLICY_TICKET_LIMIT,
+    REFUND_SCALE,
+    TABLES,
+    TIERS,
+    MerchOrder,
+    Ticket,
+    free_seats,
+    generate,
+    hours_until,
+    is_holder,
+    list_price,
+    merch_price,
+    refund_percent,
+    section_of,
+    standings,
+    taken_seats,
+    ticket_price,
+)
 from lab.synth.generic import add_generic_tools
 
 # ---- tools -----------------------------------------------------------------------------------------

@@ -20,9 +20,23 @@ import re
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
-from lab.synth.domains.ecommerce_data import (EXPRESS_FEE, FREE_SHIPPING_FROM, HYGIENE_CATEGORIES, NOW, RETURN_DAYS,
-                                              STANDARD_FEE, TABLES, CancelReason, Order, OrderLine, Return,
-                                              ReturnReason, Speed, generate, order_totals)
+from lab.synth.domains.ecommerce_data import (
+    EXPRESS_FEE,
+    FREE_SHIPPING_FROM,
+    HYGIENE_CATEGORIES,
+    NOW,
+    RETURN_DAYS,
+    STANDARD_FEE,
+    TABLES,
+    CancelReason,
+    Order,
+    OrderLine,
+    Return,
+    ReturnReason,
+    Speed,
+    generate,
+    order_totals,
+)
 from lab.synth.generic import add_generic_tools
 
 #: Most portions one order may hold; a bound so a call cannot build an absurd order.

@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from lab.synth import people
-from lab.synth.people import Address
 from lab.synth.domain import Record, next_id, seeded_rng
+from lab.synth.people import Address
 
 NOW = "2025-07-08T14:00:00"
 TODAY = date(2025, 7, 8)

@@ -19,10 +19,26 @@ from __future__ import annotations
 import re
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id, parse_day
-from lab.synth.domains.medicine_data import (BOOKING_DAYS, CONTROLLED_REFILL_DAYS, LATE_CANCEL_FEE, LATE_CANCEL_HOURS,
-                                             MEMBER_PREFIX, NOW, SLOT_MINUTES, TABLES, WEEKDAYS, Appointment, Insurance,
-                                             Provider, free_times, generate, hours_until, patient_busy, slot_times,
-                                             supply_ends_on)
+from lab.synth.domains.medicine_data import (
+    BOOKING_DAYS,
+    CONTROLLED_REFILL_DAYS,
+    LATE_CANCEL_FEE,
+    LATE_CANCEL_HOURS,
+    MEMBER_PREFIX,
+    NOW,
+    SLOT_MINUTES,
+    TABLES,
+    WEEKDAYS,
+    Appointment,
+    Insurance,
+    Provider,
+    free_times,
+    generate,
+    hours_until,
+    patient_busy,
+    slot_times,
+    supply_ends_on,
+)
 from lab.synth.generic import add_generic_tools
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

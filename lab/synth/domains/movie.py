@@ -19,12 +19,30 @@ from __future__ import annotations
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id, parse_day
-from lab.synth.domains.movie_data import (CHANGE_CUTOFF_HOURS, FORMAT_PRICES, MATINEE_DISCOUNT, MAX_SEATS, NOW,
-                                          PREMIUM_SURCHARGE, R_MIN_AGE, TABLES, TIER_PERCENT, TRAILER_MINUTES,
-                                          Booking, ConcessionLine, booking_total, capacity, generate, minutes_until,
-                                          money, seat_map, seat_order, taken_seats, ticket_total)
+from lab.synth.domains.movie_data import (
+    CHANGE_CUTOFF_HOURS,
+    FORMAT_PRICES,
+    MATINEE_DISCOUNT,
+    MAX_SEATS,
+    NOW,
+    PREMIUM_SURCHARGE,
+    R_MIN_AGE,
+    TABLES,
+    TIER_PERCENT,
+    TRAILER_MINUTES,
+    Booking,
+    ConcessionLine,
+    booking_total,
+    capacity,
+    generate,
+    minutes_until,
+    money,
+    seat_map,
+    seat_order,
+    taken_seats,
+    ticket_total,
+)
 from lab.synth.generic import add_generic_tools
-
 
 # ---- tools -----------------------------------------------------------------------------------------
 

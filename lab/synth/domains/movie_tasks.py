@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from lab.synth.domains.movie_data import (CHANGE_CUTOFF_HOURS, NOW, TODAY, may_watch, minutes_until, taken_seats)
+from lab.synth.domains.movie_data import CHANGE_CUTOFF_HOURS, NOW, TODAY, may_watch, minutes_until, taken_seats
 from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your member id or any booking, showtime, film, cinema, voucher or menu item ids."

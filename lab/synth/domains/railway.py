@@ -20,11 +20,33 @@ import re
 from datetime import date, timedelta
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
-from lab.synth.domains.railway_data import (BOOKING_DAYS, FIRST_FACTOR, FULL_REFUND_HOURS, LATE_REFUND_PERCENT,
-                                            NOW, PASS_DAYS, PASS_FARES, PASS_START_DAYS,
-                                            RAILCARD_DAYS, RAILCARD_PERCENT, SENIOR_FROM, STANDARD_RATE, TABLES,
-                                            YOUTH_UNDER, Duration, FareClass, Railcard, SeasonPass, Ticket,
-                                            free_seat, generate, leg, railcard_percent, route_km, ticket_price)
+from lab.synth.domains.railway_data import (
+    BOOKING_DAYS,
+    FIRST_FACTOR,
+    FULL_REFUND_HOURS,
+    LATE_REFUND_PERCENT,
+    NOW,
+    PASS_DAYS,
+    PASS_FARES,
+    PASS_START_DAYS,
+    RAILCARD_DAYS,
+    RAILCARD_PERCENT,
+    SENIOR_FROM,
+    STANDARD_RATE,
+    TABLES,
+    YOUTH_UNDER,
+    Duration,
+    FareClass,
+    Railcard,
+    SeasonPass,
+    Ticket,
+    free_seat,
+    generate,
+    leg,
+    railcard_percent,
+    route_km,
+    ticket_price,
+)
 from lab.synth.generic import add_generic_tools
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

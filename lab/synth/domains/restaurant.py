@@ -17,9 +17,23 @@ import re
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
-from lab.synth.domains.restaurant_data import (BOOKING_DAYS, CANCEL_HOURS, NOW, PHONE_PARTY_LIMIT, POINTS_PER_DOLLAR,
-                                               SITTING_MINUTES, TABLES, Note, Order, OrderLine, Reservation,
-                                               free_tables, generate, minutes, seating_times)
+from lab.synth.domains.restaurant_data import (
+    BOOKING_DAYS,
+    CANCEL_HOURS,
+    NOW,
+    PHONE_PARTY_LIMIT,
+    POINTS_PER_DOLLAR,
+    SITTING_MINUTES,
+    TABLES,
+    Note,
+    Order,
+    OrderLine,
+    Reservation,
+    free_tables,
+    generate,
+    minutes,
+    seating_times,
+)
 from lab.synth.generic import add_generic_tools
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -21,10 +21,26 @@ import re
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
-from lab.synth.domains.school_data import (ABSENCE_NOTICE_DAYS, EXCUSE_DAYS, FEE_DUE_DAYS, NOW, TABLES,
-                                           AbsenceReason, Attendance, PaymentMethod, add_payment, balance, clash,
-                                           current_enrolments, enrol, fee_invoice, generate, is_school_day, riders,
-                                           seats_taken)
+from lab.synth.domains.school_data import (
+    ABSENCE_NOTICE_DAYS,
+    EXCUSE_DAYS,
+    FEE_DUE_DAYS,
+    NOW,
+    TABLES,
+    AbsenceReason,
+    Attendance,
+    PaymentMethod,
+    add_payment,
+    balance,
+    clash,
+    current_enrolments,
+    enrol,
+    fee_invoice,
+    generate,
+    is_school_day,
+    riders,
+    seats_taken,
+)
 from lab.synth.generic import add_generic_tools
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

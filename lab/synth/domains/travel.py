@@ -19,11 +19,33 @@ from __future__ import annotations
 from datetime import date
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
-from lab.synth.domains.travel_data import (BOOKING_DAYS, CHANGE_NOTICE_DAYS, FULL_REFUND_DAYS, INSURANCE_PERCENT,
-                                           MAX_NIGHTS, NOW, PARTIAL_REFUND_DAYS, PARTIAL_REFUND_PERCENT,
-                                           POINTS_PER_DOLLAR, POINTS_SHARE_PERCENT, ROOM_CAPACITY, TABLES,
-                                           TIER_DISCOUNT, Plan, RoomKind, Stay, TourBooking, free_rooms, generate,
-                                           nights, price, refund_percent, reprice, room_type, seats_left)
+from lab.synth.domains.travel_data import (
+    BOOKING_DAYS,
+    CHANGE_NOTICE_DAYS,
+    FULL_REFUND_DAYS,
+    INSURANCE_PERCENT,
+    MAX_NIGHTS,
+    NOW,
+    PARTIAL_REFUND_DAYS,
+    PARTIAL_REFUND_PERCENT,
+    POINTS_PER_DOLLAR,
+    POINTS_SHARE_PERCENT,
+    ROOM_CAPACITY,
+    TABLES,
+    TIER_DISCOUNT,
+    Plan,
+    RoomKind,
+    Stay,
+    TourBooking,
+    free_rooms,
+    generate,
+    nights,
+    price,
+    refund_percent,
+    reprice,
+    room_type,
+    seats_left,
+)
 from lab.synth.generic import add_generic_tools
 
 # ---- tools -----------------------------------------------------------------------------------------

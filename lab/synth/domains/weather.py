@@ -22,12 +22,37 @@ import re
 from datetime import date, timedelta
 
 from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
-from lab.synth.domains.weather_data import (ARCHIVE_START, CYCLE_DAYS, DATA_DAY_PRICE, FORECAST_DAYS,
-                                            MAX_REQUEST_DAYS, NOW, OBSERVED_DAYS, PAUSE_MAX_DAYS, PLAN_LIMIT,
-                                            PLAN_PRICE, PRO_DATA_PERCENT, READY_DAYS, SEVERITIES, SMS_PLANS, TABLES,
-                                            THRESHOLD_RANGE, Channel, DataFormat, DataRequest, Measure, Plan, Severity,
-                                            Subscription, cycle_start, data_price, generate, in_force,
-                                            live_subscriptions, proration)
+from lab.synth.domains.weather_data import (
+    ARCHIVE_START,
+    CYCLE_DAYS,
+    DATA_DAY_PRICE,
+    FORECAST_DAYS,
+    MAX_REQUEST_DAYS,
+    NOW,
+    OBSERVED_DAYS,
+    PAUSE_MAX_DAYS,
+    PLAN_LIMIT,
+    PLAN_PRICE,
+    PRO_DATA_PERCENT,
+    READY_DAYS,
+    SEVERITIES,
+    SMS_PLANS,
+    TABLES,
+    THRESHOLD_RANGE,
+    Channel,
+    DataFormat,
+    DataRequest,
+    Measure,
+    Plan,
+    Severity,
+    Subscription,
+    cycle_start,
+    data_price,
+    generate,
+    in_force,
+    live_subscriptions,
+    proration,
+)
 from lab.synth.generic import add_generic_tools
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

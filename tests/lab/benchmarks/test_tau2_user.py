@@ -16,8 +16,8 @@ from lab.benchmarks.tau2_user import REFUSAL, STOP, LLMUser, ScriptedUser
 from lab.eval.config import EvalConfig
 from lab.eval.sources import load_source
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
-from lab.rollout.policy import PolicyOutput
 from lab.rollout.parse import format_tool_call
+from lab.rollout.policy import PolicyOutput
 from lab.tools.base import Observation
 
 
@@ -56,7 +56,7 @@ class Conversation:
     def __init__(self, turns: list[str]) -> None:
         self.turns, self.seen = turns, []
 
-    def session(self, task: Any, specs: Any, seed: int) -> "Conversation":
+    def session(self, task: Any, specs: Any, seed: int) -> Conversation:
         return self
 
     async def generate(self, messages: list[dict[str, Any]], **_: Any) -> PolicyOutput:

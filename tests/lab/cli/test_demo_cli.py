@@ -13,7 +13,6 @@ import sys
 from lab.cli.dashboard import free_port, wait_healthy
 from lab.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from lab.store import Store, queries
-
 from tests.conftest import orchestra
 
 NAMES = [*BASELINES, "smollm2", "warm-start", "trained",

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from lab.store import queries
-
 from tests.conftest import orchestra
 
 

@@ -18,7 +18,13 @@ from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.eval.sources import load_source
 from lab.preference import (
-    HELD_OUT, Preference, describe, instruction_for, logged_instruction, preference_pairs, task_preferences,
+    HELD_OUT,
+    Preference,
+    describe,
+    instruction_for,
+    logged_instruction,
+    preference_pairs,
+    task_preferences,
 )
 from lab.store import Store, queries
 from lab.testing import OpenAICompatServer

@@ -26,7 +26,7 @@ class Golden:
     name = "test:golden-released"
     privileged = True
 
-    def session(self, task: Any, specs: Any, seed: int) -> "_Replies":
+    def session(self, task: Any, specs: Any, seed: int) -> _Replies:
         calls = [format_tool_call(a["name"], a.get("arguments") or {}) for a in task.answer]
         closing = " ".join(task.meta["communicate_info"]) or "Everything is done."
         return _Replies([*calls, f"<think>done</think><message>{closing}</message>"])

@@ -23,7 +23,15 @@ from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.policy import sampling_seed
 from lab.tools.local_llm import LoadedModel
 from tests.lab.policies.qwen3_tiny import (
-    QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids,
+    QWEN3_TEMPLATE,
+    TURN_1,
+    TURN_2,
+    TURN_3,
+    Lookup,
+    Task,
+    build_model_dir,
+    grade,
+    ids,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")

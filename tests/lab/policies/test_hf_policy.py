@@ -24,7 +24,16 @@ from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.engine import FORMAT_REMINDER
 from lab.rollout.prompt import tool_response_text
 from tests.lab.policies.qwen3_tiny import (
-    LOOKUP, QWEN3_TEMPLATE, TURN_1, TURN_2, TURN_3, Lookup, Task, build_model_dir, grade, ids,
+    LOOKUP,
+    QWEN3_TEMPLATE,
+    TURN_1,
+    TURN_2,
+    TURN_3,
+    Lookup,
+    Task,
+    build_model_dir,
+    grade,
+    ids,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -64,7 +64,7 @@ class Script:
     def __init__(self, replies: list[str]) -> None:
         self.replies, self.seen, self.catalogs = replies, [], []
 
-    def session(self, task: Any, specs: Any, seed: int) -> "Script":
+    def session(self, task: Any, specs: Any, seed: int) -> Script:
         return self
 
     async def generate(self, messages: list[dict[str, Any]], tools: Any = None, **_: Any) -> PolicyOutput:

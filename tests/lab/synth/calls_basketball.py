@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lab.synth.domains import basketball_data
-
 from calls_common import Calls, first
+
+from lab.synth.domains import basketball_data
 
 
 def calls(db: dict) -> Calls:

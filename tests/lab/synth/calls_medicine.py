@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from lab.synth.domains import medicine_data
-
 from calls_common import Calls, first
+
+from lab.synth.domains import medicine_data
 
 
 def _free_slot(db: dict, doctor: dict, patient_id: str, not_on: str = "") -> tuple[str, str]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from calls_common import Calls, first
+
 from lab.synth.domain import next_id
 from lab.synth.domains import movie_data
-
-from calls_common import Calls, first
 
 
 def _free(db: dict, showtime: dict, count: int, ignore: str | None = None) -> list[str]:

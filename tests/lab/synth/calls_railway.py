@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from lab.synth.domains import railway_data
-
 from calls_common import Calls, first
+
+from lab.synth.domains import railway_data
 
 
 def calls(db: dict) -> Calls:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from calls_common import Calls, first
+
 from lab.synth.domain import next_id
 from lab.synth.domains import weather_data
-
-from calls_common import Calls, first
 
 
 def calls(db: dict) -> Calls:

@@ -21,8 +21,7 @@ import pytest
 
 import lab
 from lab.errors import LabInputError
-from lab.tools import CodeInterpreter, Observation, Tool
-from lab.tools import sandbox_root
+from lab.tools import CodeInterpreter, Observation, Tool, sandbox_root
 from lab.tools.code_interpreter import SANDBOX_UID_BASE, _Capture, _Run
 from lab.tools.sandbox_root import project_paths
 

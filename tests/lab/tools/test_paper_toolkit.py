@@ -39,7 +39,7 @@ class Plays:
         from lab.policies.scripted import _ScriptSession
 
         def script():
-            for turn in self.turns:
+            for turn in self.turns:  # noqa: UP028 - the session send()s observations, which a list iterator refuses
                 yield turn
         return _ScriptSession(script())
 

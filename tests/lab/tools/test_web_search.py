@@ -32,7 +32,7 @@ CANNED = {
 class FakeClient:
     """Stands in for AsyncTavilyClient; records what it was given."""
 
-    instances: list["FakeClient"] = []
+    instances: list[FakeClient] = []
 
     def __init__(self, api_key: str | None = None, **kwargs) -> None:
         self.api_key = api_key
