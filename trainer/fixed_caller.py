@@ -52,12 +52,14 @@ def build_fixed_caller(toolkit: str = "paper-small", seed: int = 0) -> Path:
     torch.manual_seed(seed)
     rng = random.Random(seed)
     optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    wrong: list[int] = []
     for _ in range(MAX_STEPS // CHECK_EVERY):
-        loss = _fit(model, optimiser, rng, prompts, answer, CHECK_EVERY)
-        if loss < 0.05 and all(_greedy(model, ids, len(answer)) == answer for ids in checks):
+        if _fit(model, optimiser, rng, prompts, answer, CHECK_EVERY) >= 0.05:
+            continue
+        wrong = next((out for out in (_greedy(model, ids, len(answer)) for ids in checks) if out != answer), [])
+        if not wrong:
             break
     else:
-        wrong = next(_greedy(model, ids, len(answer)) for ids in checks if _greedy(model, ids, len(answer)) != answer)
         raise RuntimeError(f"fixed caller: no fit after {MAX_STEPS} steps (greedy: {tokenizer.decode(wrong)!r})")
     staging = target.with_name(target.name + f".tmp{os.getpid()}")
     model.save_pretrained(staging)

@@ -89,9 +89,8 @@ def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
         if option not in backend:
             continue
         value = backend[option]
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        ok = {float: numeric, int: numeric and float(value).is_integer(), bool: isinstance(value, bool),
-              str: isinstance(value, str)}[expected]
+        ok = {float: isinstance(value, (int, float)), int: isinstance(value, int), bool: isinstance(value, bool),
+              str: isinstance(value, str)}[expected] and (expected is bool or not isinstance(value, bool))
         if not ok:
             raise LabInputError(f"{where}.{option}: expected {'a number' if expected is float else expected.__name__}, got {value!r}")
 

@@ -86,19 +86,6 @@ def test_a_conversation_token_trajectory_from_the_server_equals_the_in_process_o
     assert all(math.isclose(a, b, abs_tol=2e-3) for a, b in sampled)
 
 
-def test_a_server_without_token_ids_gives_no_token_records(caller_server):
-    """The lab asks for ids only from vLLM: an endpoint that is not (here: the lab's fake server) is sent
-    neither `return_token_ids` nor `logprobs`, and the rollout simply has no token records."""
-    from lab.rollout.parse import format_tool_call
-    from lab.testing.openai_server import OpenAICompatServer
-
-    call = format_tool_call(CALL["name"], CALL["arguments"])
-    with OpenAICompatServer(script=[call, call]) as fake:
-        result = play(OpenAIPolicy("caller", fake.base_url), "conversation")
-        assert all("return_token_ids" not in body and "logprobs" not in body for body in fake.bodies)
-    assert result.tokens is None and result.trajectory.n_turns == 2
-
-
 def json_call(step: Any) -> dict[str, Any]:
     import json
 

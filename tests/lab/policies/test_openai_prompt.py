@@ -193,3 +193,16 @@ def test_under_the_round_protocol_the_catalog_goes_as_tools_and_calls_come_back_
         assert body["messages"] == messages and messages[0] == {"role": "system", "content": ROUND_SYSTEM}
         assert "<tools>" not in str(body["messages"])  # the catalog travels once, as tools=
     assert result.trajectory.input_tokens == 20 and result.trajectory.output_tokens == 4  # the server's usage, per round
+
+
+def test_a_server_that_is_not_vllm_is_asked_for_no_token_ids_and_the_rollout_has_no_token_records():
+    """Token ids and logprobs are asked of vLLM only (`/models` says `owned_by: vllm`): the fake server is
+    not, so it is sent neither `return_token_ids` nor `logprobs` (which OpenAI refuses), and results of
+    text calls travel as user turns."""
+    call = format_tool_call("lookup", {"n": 42})
+    with OpenAICompatServer(script=[call, "<answer>forty-two</answer>"]) as server:
+        result, _ = _rollout(server)
+        bodies = server.bodies
+    assert result.trajectory.n_turns == 2 and result.tokens is None
+    assert all("return_token_ids" not in body and "logprobs" not in body for body in bodies)
+    assert bodies[1]["messages"][-1]["role"] == "user" and "<tool_response" in bodies[1]["messages"][-1]["content"]
