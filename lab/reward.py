@@ -70,6 +70,7 @@ def _group_index(group_ids: Sequence[Hashable] | np.ndarray | None, n_rows: int)
     """
     if group_ids is None:
         return np.zeros(n_rows, dtype=np.intp), 1 if n_rows else 0
+    labels: np.ndarray | None
     if isinstance(group_ids, np.ndarray) and group_ids.ndim == 1 and group_ids.dtype != object:
         labels = group_ids
     else:
@@ -276,7 +277,7 @@ def preference_score(
     inverse, n_systems = _group_index(labels, len(labels))
     totals = np.bincount(inverse, weights=rewards, minlength=n_systems)
     counts = np.bincount(inverse, minlength=n_systems)
-    first_row = {}
+    first_row: dict[str, int] = {}
     for row, name in enumerate(labels):
         first_row.setdefault(name, row)
     # Report systems in order of first appearance, so tables follow the caller's order.

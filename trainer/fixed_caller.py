@@ -25,7 +25,7 @@ from typing import Any
 from trainer.models import build_tiny_qwen3, models_dir
 
 #: The one call the model makes (a tool and slot of `configs/toolkits/paper-small.yaml` and `paper.yaml`).
-CALL = {"name": "answer", "arguments": {"model": "answer-1"}}
+CALL: dict[str, Any] = {"name": "answer", "arguments": {"model": "answer-1"}}
 TARGET = "<tool_call>\n" + json.dumps(CALL) + "\n</tool_call><|im_end|>"
 #: The fit stops once the loss is low and every check prompt's greedy output is the call (~70 steps).
 CHECK_EVERY, MAX_STEPS = 20, 400

@@ -170,12 +170,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         """The generation backend's policy adapter, one token buffer for all: transformers on the live model
         (CPU and small GPU runs), or a vLLM server / colocated vLLM (`use_vllm`, `vllm_mode`)."""
         from lab.policies.hf_policy import HFPolicy
+        from trainer.vllm_samplers import VLLMColocateSampler, VLLMServerSampler
 
         args: OrchestraGRPOConfig = self.args
-        sampler = None
+        sampler: VLLMColocateSampler | VLLMServerSampler | None = None
         if args.use_vllm:
-            from trainer.vllm_samplers import VLLMColocateSampler, VLLMServerSampler
-
             if args.vllm_mode == "colocate":
                 sampler = VLLMColocateSampler(self.vllm_generation.llm)
             else:

@@ -197,13 +197,14 @@ def labelled_positions_trainer() -> type:
     from trl import SFTTrainer
 
     class LabelledPositionsSFTTrainer(SFTTrainer):
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
             labels = inputs.get("labels")
             plain = (labels is not None and labels.device.type not in ("cuda", "xpu") and not return_outputs
                      and self.compute_loss_func is None and self.label_smoother is None and self.args.loss_type == "nll"
                      and not self.aux_loss_enabled and self.accelerator.num_processes == 1)
             if not plain:
                 return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            assert labels is not None  # `plain` holds only with labels
             mode = "train" if model.training else "eval"
             forward = {k: v for k, v in inputs.items() if k != "labels"}
             backbone = (model.get_base_model() if hasattr(model, "get_base_model") else model).base_model

@@ -22,7 +22,7 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import git_sha
-from lab.records import RunRecord, utcnow
+from lab.records import RunRecord, RunStatus, utcnow
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
@@ -94,7 +94,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
                                    callbacks=[metrics, evaluate])
     metrics.trainer = trainer
     quiet_trainer(trainer)
-    status = "failed"
+    status: RunStatus = "failed"
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(config.output_dir)

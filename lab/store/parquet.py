@@ -112,8 +112,10 @@ def import_run(store: Store, in_dir: Path) -> str:
     in_dir = Path(in_dir)
     run_id = _read_manifest(in_dir)["run_id"]
     tables = {table: _read_table(in_dir, table, run_id) for table in _RUN_ROWS}
-    if tables["runs"].num_rows != 1:
-        raise LabInputError(f"{in_dir / 'runs.parquet'}: expected one run row, found {tables['runs'].num_rows}")
+    runs = tables["runs"]
+    assert runs is not None  # only _OPTIONAL tables may be absent, and runs is not one of them
+    if runs.num_rows != 1:
+        raise LabInputError(f"{in_dir / 'runs.parquet'}: expected one run row, found {runs.num_rows}")
     with store._transaction() as con:
         for table in _REPLACED:
             con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
