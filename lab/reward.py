@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "feature_matrix",
     "group_advantages",
+    "grpo_scores",
     "minmax_normalise",
     "preference_rewards",
     "preference_score",
@@ -307,6 +308,20 @@ def rescore(
             raise LabInputError(f"preference is bound to tools {list(P.tools)}; features use {list(tools)}")
         P = P.vector
     M = feature_matrix(tool_counts, outcomes, costs, latencies, tools)            # (B, n + 3), validated
+    return grpo_scores(M, P, group_ids, std_threshold, passed)
+
+
+def grpo_scores(
+    M: np.ndarray,
+    P: np.ndarray,
+    group_ids: Sequence[Hashable] | np.ndarray | None,
+    std_threshold: float = STD_THRESHOLD,
+    passed: Sequence[bool] | np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`rescore` on a feature matrix M (B, n + 3) already built: (R, A, keep) under P, (n + 3,) or (B, n + 3).
+
+    Rows not `passed` get R 0, A 0, keep False and take no part in their group's min-max or std.
+    """
     if passed is None:
         R = preference_rewards(M, P, group_ids)
         A, keep = group_advantages(R, group_ids, std_threshold)
