@@ -297,8 +297,9 @@ def rescore(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rewards, advantages and keep mask for logged trajectories under preference P: (R, A, keep).
 
-    What `orchestra rescore` (and the trainer) runs: features from logged counts, outcomes, costs and
-    latencies, then Eq. 2 and the GRPO advantage with the homogeneity filter. A `Preference` must name
+    Features from logged counts, outcomes, costs and latencies, then Eq. 2 and the GRPO advantage with
+    the homogeneity filter (`grpo_scores`); `orchestra rescore` and the trainer run the same through
+    `lab.scoring.FeatureFrame`, which also fixes the columns and the groups. A `Preference` must name
     the same tools in the same order as `tools`, so column i of M and entry i of P mean the same thing.
     `passed` (B,) marks the trajectories that passed the trajectory filters (`lab.filters`): the others
     get R 0, A 0, keep False and take no part in their group's min-max or std.

@@ -154,10 +154,6 @@ class FeatureFrame:
             codes = pd.factorize(rows.group)[0]
         return FeatureFrame(self.tools, self.M[index], rows, codes, pd.factorize(rows.task_id)[0])
 
-    def table(self) -> pd.DataFrame:
-        """The frame to show: the row keys, then one column per feature (M's raw values, named)."""
-        return pd.concat([self.rows, pd.DataFrame(self.M, columns=self.names)], axis=1)
-
     def vector(self, P: PreferenceLike) -> np.ndarray:
         """P over `names`: (K,), or (B, K) given one preference per row. Names P lacks weigh 0; a
         `Preference` must be bound to exactly these tools, so entry i and column i mean the same."""
