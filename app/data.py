@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.steering_logic import Features
 from lab.report import metrics
 from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
+from lab.scoring import FeatureFrame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
 
@@ -121,10 +121,12 @@ def repriced_trajectories(path: Path, stamp_ns: int, run_ids: tuple[str, ...], p
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str = "logged") -> Features:
-    """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them)."""
+def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str = "logged") -> FeatureFrame:
+    """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them), with
+    the columns the report and `orchestra rescore` use: the runs' toolkit features first."""
     trajs = trajectories(path, stamp_ns, run_ids) if pricing == "logged" else repriced_trajectories(path, stamp_ns, run_ids, pricing)
-    return Features.of(trajs)
+    store = _store(path)
+    return FeatureFrame.of(trajs, tools_frame([queries.run(store, r) for r in run_ids]).tool_name)
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

@@ -129,11 +129,13 @@ def main() -> None:
 
 
 def _rescoring_ms(path: Path, run_ids: list[str]) -> float:
-    from app.steering_logic import Features, group_rewards, ranking, reward_summary
+    from app.steering_logic import group_rewards, reward_summary
     from lab.report.figures import preference_score_figure
+    from lab.scoring import FeatureFrame
+    from lab.scoring import preference_ranking as ranking
     from lab.store import Store, queries
 
-    features = Features.of(queries.trajectories_df(Store(path, read_only=True), run_ids))
+    features = FeatureFrame.of(queries.trajectories_df(Store(path, read_only=True), run_ids))
     times = []
     for weight in (1.0, 0.5, 0.0, 1.0, 0.25):
         P = {"outcome": 1.0, "gpt-5": weight}

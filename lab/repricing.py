@@ -29,10 +29,11 @@ import pandas as pd
 
 from lab.errors import LabInputError
 from lab.pricing import PriceTable, canonical_model
+from lab.scoring import TRAJECTORY_KEY
 
 #: How local models are priced without a GPU rate.
 LOCAL_UNPRICED = "local, unpriced"
-_KEY = ["run_id", "task_id", "sample_idx", "train_step"]
+
 
 def orchestrator_model(orchestrator: str) -> str | None:
     """The priced model behind a run's orchestrator: `openai:<model>@<url>` -> model; None for local and
@@ -126,14 +127,16 @@ def with_orchestrator_steps(steps: pd.DataFrame, trajs: pd.DataFrame, orchestrat
     if model is None or trajs.empty:
         return steps
     if len(steps):
-        tool_cost = steps.groupby(_KEY).cost_usd.sum().rename("tool_cost")
+        tool_cost = steps.groupby(TRAJECTORY_KEY).cost_usd.sum().rename("tool_cost")
         # tools of one turn run concurrently: the turn waited for its slowest call  # (T,) -> per trajectory
-        tool_latency = steps.groupby(_KEY + ["turn"]).latency_s.max().groupby(level=_KEY).sum().rename("tool_latency")
+        tool_latency = (steps.groupby(TRAJECTORY_KEY + ["turn"]).latency_s.max()
+                        .groupby(level=TRAJECTORY_KEY).sum().rename("tool_latency"))
     else:  # keyed like the grouped sums, so the joins below line up (a run of judge-only steps, or none)
-        nothing = pd.MultiIndex.from_tuples([], names=_KEY)
+        nothing = pd.MultiIndex.from_tuples([], names=TRAJECTORY_KEY)
         tool_cost = pd.Series(dtype=float, name="tool_cost", index=nothing)
         tool_latency = pd.Series(dtype=float, name="tool_latency", index=nothing)
-    own = trajs[_KEY + ["input_tokens", "output_tokens", "cost_usd", "latency_s"]].join(tool_cost, on=_KEY).join(tool_latency, on=_KEY)
+    own = (trajs[TRAJECTORY_KEY + ["input_tokens", "output_tokens", "cost_usd", "latency_s"]]
+           .join(tool_cost, on=TRAJECTORY_KEY).join(tool_latency, on=TRAJECTORY_KEY))
     own = own.assign(cost_usd=(own.cost_usd - own.tool_cost.fillna(0.0)).clip(lower=0.0),
                      latency_s=(own.latency_s - own.tool_latency.fillna(0.0)).clip(lower=0.0), model=model,
                      tool_name="(orchestrator)", kind="orchestrator", local=model.startswith("hf:"))

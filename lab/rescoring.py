@@ -12,8 +12,9 @@ batch of rollouts, in this order:
    non-blank final answer. A trajectory failing both counts once, under `format`. A dropped trajectory
    leaves its group before anything is computed: it takes no part in the group's min-max or std and is
    stored with reward 0, advantage 0, keep False.
-2. Eq. 2 within each GRPO group (the logged group id, else `task@train_step`) over the trajectories
-   left, then A = (R - mean) / std with ddof=1 (`lab.reward.rescore`).
+2. Eq. 2 within each GRPO group (`lab.scoring.group_label`: the logged group id, else
+   `task@train_step`) over the trajectories left, then A = (R - mean) / std with ddof=1
+   (`lab.scoring.FeatureFrame.grpo`).
 3. Homogeneity: a group whose reward std is below `std_threshold` (0.1, paper §3.3) is dropped
    (keep False, A 0). A group left with one trajectory has no sample std and is dropped too.
 
@@ -37,7 +38,8 @@ group of rollouts of one task, so every column is constant, every reward 0 and e
 Either re-run with several samples per task, or score it *across* other runs (`rescore_across`,
 `--across`): the paper's preference-aware score (Table 3, `lab.reward.preference_score`), where each
 task's trajectories from all the named runs are normalised together (Eq. 2 with the task as the group,
-on the tasks every run ran) and a run's score is the mean reward of its trajectories. The training
+on the tasks every run ran; `lab.scoring.task_rewards`) and a run's score is the mean reward of its
+trajectories. The training
 filters do not apply there: an evaluation counts a trajectory without a valid answer as a failure
 (reward 0) rather than dropping it, which would flatter the run that produced it.
 
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,12 +61,10 @@ from lab.errors import LabInputError
 from lab.filters import REASONS, apply_filters, steps_by_trajectory, trajectory_key
 from lab.preference import Preference
 from lab.records import ScoreRecord, ScoringRecord, StepRecord, TrajectoryRecord
-from lab.reward import STD_THRESHOLD, feature_matrix, preference_rewards, rescore
+from lab.reward import STD_THRESHOLD
+from lab.scoring import FeatureFrame, task_rewards
 from lab.store import Store, queries
 from lab.toolspec import logged_features
-
-_KEY = ["run_id", "task_id", "sample_idx", "train_step"]
-
 
 # ---------------------------------------------------------------- one run, GRPO groups
 
@@ -107,16 +107,6 @@ class RescoreResult:
         }
 
 
-def feature_tools(toolkit_tools: Sequence[str], tool_counts_json: Iterable[str]) -> list[str]:
-    """Reward columns of logged trajectories: the toolkit's tools in order, then any other tool a
-    trajectory counted (benchmark tools such as tau2 domain functions), sorted."""
-    names = list(dict.fromkeys(toolkit_tools))
-    counted: set[str] = set()
-    for text in set(tool_counts_json):
-        counted.update(json.loads(text or "{}"))
-    return names + sorted(counted - set(names))
-
-
 def rescore_run(
     store: Store, run_id: str, preference: str | dict[str, float], std_threshold: float = STD_THRESHOLD
 ) -> RescoreResult:
@@ -126,7 +116,9 @@ def rescore_run(
     trajs = queries.trajectories_df(store, [run_id])
     if trajs.empty:
         raise LabInputError(f"run '{run_id}' has no trajectories to rescore")
-    groups = _group_labels(trajs)
+    features = {name: spec.get("model") for name, spec in logged_features(run.toolkit_json).items()}
+    frame = FeatureFrame.of(trajs, features)                     # (B, n + 3) and the GRPO groups
+    groups = list(frame.rows.group)
     if len(set(groups)) == len(groups):
         raise LabInputError(
             f"run '{run_id}' has one trajectory per GRPO group ({len(groups)} groups of one): Eq. 2 normalises each "
@@ -136,18 +128,12 @@ def rescore_run(
             "--across RUN_B [--across RUN_C ...] (preference score, paper Table 3: each task normalised across "
             "the runs' trajectories)"
         )
-    features = {name: spec.get("model") for name, spec in logged_features(run.toolkit_json).items()}
-    tools = feature_tools(list(features), trajs.tool_counts_json.fillna("{}"))
-    pref = _preference(preference, tools, features)
+    pref = _preference(preference, frame.tools, features)
     records = _records(trajs, TrajectoryRecord)
     report = apply_filters(records, steps_by_trajectory(_records(queries.steps_df(store, run_id), StepRecord)))
     dropped = {key for keys in report.dropped_keys.values() for key in keys}
     passed = [trajectory_key(t) not in dropped for t in records]
-    rewards, advantages, keep = rescore(
-        [json.loads(c or "{}") for c in trajs.tool_counts_json], trajs.outcome.to_numpy(float),
-        trajs.cost_usd.to_numpy(float), trajs.latency_s.to_numpy(float), tools, pref, groups,
-        std_threshold=std_threshold, passed=passed,
-    )
+    rewards, advantages, keep = frame.grpo(pref, std_threshold, passed)
     scoring = ScoringRecord(
         scoring_id=f"{run_id}:score-{uuid.uuid4().hex[:8]}", run_id=run_id, preference_json=json.dumps(pref.as_dict()),
         note=f"std_threshold={std_threshold}; filtered " + ", ".join(f"{r}={n}" for r, n in report.dropped.items()),
@@ -157,14 +143,6 @@ def rescore_run(
     logged = trajs.reward.dropna()
     return RescoreResult(scoring, scores, float(logged.mean()) if len(logged) else None, groups,
                          outcomes=trajs.outcome.astype(float).tolist(), passed=passed, filtered=dict(report.dropped))
-
-
-def _group_labels(trajs: pd.DataFrame) -> list[str]:
-    """GRPO groups: the logged group id, else all samples of one task at one training step."""
-    return [
-        g if g else f"{t}@{s}"
-        for g, t, s in zip(trajs.group_id.fillna(""), trajs.task_id, trajs.train_step)
-    ]
 
 
 # ---------------------------------------------------------------- several runs, per task (Table 3)
@@ -212,16 +190,15 @@ def rescore_across(store: Store, run_ids: Sequence[str], preference: str | dict[
     common = set.intersection(*task_sets.values())
     if not common:
         raise LabInputError(f"runs {', '.join(run_ids)} share no task, so there is nothing to normalise across")
-    tasks = [t for t in dict.fromkeys(trajs.task_id) if t in common]
-    rows = trajs[trajs.task_id.isin(common)].reset_index(drop=True)
     features = {name: spec.get("model") for rec in records for name, spec in logged_features(rec.toolkit_json).items()}
-    tools = feature_tools(list(features), rows.tool_counts_json.fillna("{}"))
-    pref = _preference(preference, tools, features)
-    M = feature_matrix([json.loads(c or "{}") for c in rows.tool_counts_json], rows.outcome.to_numpy(float),
-                       rows.cost_usd.to_numpy(float), rows.latency_s.to_numpy(float), tools)  # (B, n + 3)
-    # Eq. 2 with the task as the group (`lab.reward.preference_score`'s definition); a run's score is the
-    # mean of its trajectories' rewards, so the per-row rewards stored below are what it averages
-    rewards = preference_rewards(M, pref.vector, group_ids=list(rows.task_id))  # (B,)
+    # the tool columns of the shared tasks' trajectories: a tool counted only elsewhere is not in P
+    frame = FeatureFrame.of(trajs[trajs.task_id.isin(common)].reset_index(drop=True), features)
+    rows = frame.rows
+    tasks = list(dict.fromkeys(rows.task_id))
+    pref = _preference(preference, frame.tools, features)
+    # Eq. 2 with the task as the group (`lab.scoring`'s preference score); a run's score is the mean of
+    # its trajectories' rewards, so the per-row rewards stored below are what it averages
+    rewards = task_rewards(frame, pref)                          # (B,)
     scorings, scores, solved, by_run = {}, {}, {}, {}
     for r in run_ids:
         mine = (rows.run_id == r).to_numpy()

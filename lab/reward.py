@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "feature_matrix",
     "group_advantages",
+    "grpo_scores",
     "minmax_normalise",
     "preference_rewards",
     "preference_score",
@@ -297,8 +298,9 @@ def rescore(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rewards, advantages and keep mask for logged trajectories under preference P: (R, A, keep).
 
-    What `orchestra rescore` (and the trainer) runs: features from logged counts, outcomes, costs and
-    latencies, then Eq. 2 and the GRPO advantage with the homogeneity filter. A `Preference` must name
+    Features from logged counts, outcomes, costs and latencies, then Eq. 2 and the GRPO advantage with
+    the homogeneity filter (`grpo_scores`); `orchestra rescore` and the trainer run the same through
+    `lab.scoring.FeatureFrame`, which also fixes the columns and the groups. A `Preference` must name
     the same tools in the same order as `tools`, so column i of M and entry i of P mean the same thing.
     `passed` (B,) marks the trajectories that passed the trajectory filters (`lab.filters`): the others
     get R 0, A 0, keep False and take no part in their group's min-max or std.
@@ -308,6 +310,20 @@ def rescore(
             raise LabInputError(f"preference is bound to tools {list(P.tools)}; features use {list(tools)}")
         P = P.vector
     M = feature_matrix(tool_counts, outcomes, costs, latencies, tools)            # (B, n + 3), validated
+    return grpo_scores(M, P, group_ids, std_threshold, passed)
+
+
+def grpo_scores(
+    M: np.ndarray,
+    P: np.ndarray,
+    group_ids: Sequence[Hashable] | np.ndarray | None,
+    std_threshold: float = STD_THRESHOLD,
+    passed: Sequence[bool] | np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`rescore` on a feature matrix M (B, n + 3) already built: (R, A, keep) under P, (n + 3,) or (B, n + 3).
+
+    Rows not `passed` get R 0, A 0, keep False and take no part in their group's min-max or std.
+    """
     if passed is None:
         R = preference_rewards(M, P, group_ids)
         A, keep = group_advantages(R, group_ids, std_threshold)

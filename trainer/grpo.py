@@ -157,10 +157,10 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                 out["completion_ids"].append(tokens.completion_ids)
                 out["logprobs"].append(tokens.logprobs)
                 out["env_mask"].append(tokens.mask)
-            preference = [dict(row.preference)[name] for name in [*self.environment.features, "outcome", "compute", "latency"]]
             # under the round protocol a malformed round is dropped alone (`trainer.rounds`), not its rollout
             well_formed = self.args.protocol == "rounds" or format_consistent(result.trajectory, result.steps)
-            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, preference, well_formed))
+            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, dict(row.preference),
+                                                      well_formed))
         generated = sum(sum(m) for m in out["env_mask"])
         self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
         self.generations += 1

@@ -1,6 +1,7 @@
 """Scoring one generation batch: Eq. 2 rewards per group, Eq. 3 advantages, and the three filters.
 
-A thin adapter over `lab.reward.rescore` (nothing is reimplemented): rows are gathered from every
+A thin adapter over `lab.scoring.FeatureFrame` (nothing is reimplemented: the columns, the group label
+and the arithmetic are the ones `orchestra rescore`, the report and the app use): rows are gathered from every
 rank first, because Eq. 2 normalises within a whole group and a group may span ranks. Filters, in the
 order they are checked (paper §3.3):
 
@@ -20,10 +21,12 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from lab.filters import has_valid_output
 from lab.records import TrajectoryRecord
-from lab.reward import STD_THRESHOLD, rescore
+from lab.reward import STD_THRESHOLD
+from lab.scoring import FeatureFrame, feature_names, group_label
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,18 @@ class RowFeatures:
     latency_s: float
     format_ok: bool
     valid_output: bool
-    preference: tuple[float, ...]   # P over `features + (outcome, compute, latency)`
+    preference: tuple[float, ...]   # P over `lab.scoring.feature_names(features)`
 
     @classmethod
-    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: list[float], format_ok: bool) -> RowFeatures:
+    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: dict[str, float], format_ok: bool) -> RowFeatures:
+        """A rollout's features: its calls of the toolkit's `features` (the only columns P weighs), its GRPO
+        group (`lab.scoring.group_label`) and P in column order (every name must be given)."""
         counts = {k: v for k, v in json.loads(trajectory.tool_counts_json).items() if k in features}
-        return cls(group_id=trajectory.group_id, tool_counts=counts, outcome=float(trajectory.outcome),
+        weights = tuple(preference[name] for name in feature_names(features))
+        group = group_label(trajectory.group_id, trajectory.task_id, trajectory.train_step)
+        return cls(group_id=group, tool_counts=counts, outcome=float(trajectory.outcome),
                    cost_usd=trajectory.cost_usd, latency_s=trajectory.latency_s, format_ok=format_ok,
-                   valid_output=has_valid_output(trajectory), preference=tuple(preference))
+                   valid_output=has_valid_output(trajectory), preference=weights)
 
 
 @dataclass(frozen=True)
@@ -63,11 +70,10 @@ def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: floa
     fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
     passed = ~(fails_format | fails_invalid)
     # an outcome without a valid answer is 0 by construction; kept only when that filter is off
-    R, A, keep = rescore(
-        [r.tool_counts for r in rows], [r.outcome for r in rows], [r.cost_usd for r in rows],
-        [r.latency_s for r in rows], features, np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1),
-        [r.group_id for r in rows], std_threshold, passed=passed,
-    )
+    frame = FeatureFrame.from_counts([r.tool_counts for r in rows], [r.outcome for r in rows], [r.cost_usd for r in rows],
+                                     [r.latency_s for r in rows], features, pd.DataFrame({"group": [r.group_id for r in rows]}))
+    P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)   # (B, n + 3): each row its example's P
+    R, A, keep = frame.grpo(P, std_threshold, passed)
     reasons: list[str | None] = []
     for i in range(len(rows)):
         reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i] else None if keep[i] else "homogeneous")

@@ -7,7 +7,7 @@ orchestrators teaches the format and a first routing; GRPO then trades accuracy 
 Which rollouts, under which instruction: the scripted orchestrators ignore preferences, so one run of
 each on the training tasks gives every task a small group of routes. The data are drawn like GRPO's
 examples (`trainer.examples`: a task, a provider's prices, a training (PI, P) pair): for each example,
-the task's group is scored with Eq. 2 under the example's P (`trainer.scoring.score_rows`, the reward
+the task's group is scored with Eq. 2 under the example's P (`lab.scoring.FeatureFrame`, the reward
 GRPO uses) and the solved, well-formed trajectories with the group's highest reward are kept, shown
 under that example's instruction and priced catalog. So "keep the bill low" is paired with the cheapest
 route that solved the task, "GPT-5 is approved" with GPT-5's, and "money is no object" with one of the
@@ -38,12 +38,12 @@ from lab.eval.harness import run_eval
 from lab.rollout.parse import format_tool_call
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import ROUND_SYSTEM, round_catalog, with_instruction
+from lab.scoring import FeatureFrame
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
-from trainer.scoring import RowFeatures, score_rows
 
 
 def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
@@ -136,20 +136,25 @@ def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, An
 
 
 def select_best(trajectories: pd.DataFrame, examples: list[Example], features: list[str]) -> list[tuple[Example, Any]]:
-    """Per example, the solved trajectories of its task with the highest Eq. 2 reward under its P."""
-    rows, owners = [], []
-    by_task = {task_id: list(group.itertuples()) for task_id, group in trajectories.groupby("task_id")}
+    """Per example, the solved trajectories of its task with the highest Eq. 2 reward under its P.
+
+    Each example's group is every trajectory of its task (`lab.scoring.FeatureFrame.take` regroups the
+    rows by example id, so one trajectory may be scored in several examples' groups under their P)."""
+    frame = FeatureFrame.of(trajectories, features)
+    records = list(trajectories.itertuples())
+    by_task: dict[str, list[int]] = {}
+    for position, task_id in enumerate(trajectories.task_id):
+        by_task.setdefault(task_id, []).append(position)
+    index, groups, preferences, owners = [], [], [], []
     for example in examples:
-        preference = [dict(example.preference)[name] for name in [*features, "outcome", "compute", "latency"]]
-        for traj in by_task[example.task_id]:
-            counts = {k: v for k, v in json.loads(traj.tool_counts_json).items() if k in features}
-            rows.append(RowFeatures(group_id=example.example_id, tool_counts=counts, outcome=float(traj.outcome),
-                                    cost_usd=float(traj.cost_usd), latency_s=float(traj.latency_s), format_ok=True,
-                                    valid_output=True, preference=tuple(preference)))
-            owners.append((example, traj))
-    if not rows:
+        for position in by_task[example.task_id]:
+            index.append(position)
+            groups.append(example.example_id)
+            preferences.append(dict(example.preference))
+            owners.append((example, records[position]))
+    if not index:
         return []
-    rewards = score_rows(rows, features).rewards
+    rewards = frame.take(index, groups).rewards(preferences)
     best: dict[str, float] = {}
     for (example, traj), reward in zip(owners, rewards):
         if traj.outcome == 1:

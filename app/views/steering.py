@@ -1,6 +1,6 @@
 """Preference steering, live: move P and watch rewards, group winners and the ranking of systems move.
 
-Nothing is re-run: `app.steering_logic` rescores the logged features with `lab.reward`. The vector
+Nothing is re-run: `app.steering_logic` rescores the logged features (`lab.scoring`) with `lab.reward`. The vector
 lives in the URL (`?p=outcome=1,compute=0.5`), so a steering state is a link.
 """
 
@@ -9,11 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
-from app.steering_logic import Features, group_rewards, parse_vector, ranking, reward_summary, vector_text, zero_ranking_reason
+from app.steering_logic import group_rewards, parse_vector, reward_summary, vector_text, zero_ranking_reason
 from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.preference import preference_pairs
 from lab.pricing import providers as price_providers
 from lab.report.figures import preference_score_figure
+from lab.scoring import FeatureFrame, preference_ranking
 
 ROWS_SHOWN = 200  # of the per-trajectory rewards table; the summary above covers them all
 
@@ -40,7 +41,7 @@ def render() -> None:
 
 
 @st.fragment
-def _steer(features: Features, run_ids: list[str]) -> None:
+def _steer(features: FeatureFrame, run_ids: list[str]) -> None:
     """The slider -> rescore -> chart loop, re-run alone when a slider moves (a fragment)."""
     names = features.names
     values = parse_vector(st.query_params.get("p"), names)
@@ -55,7 +56,7 @@ def _steer(features: Features, run_ids: list[str]) -> None:
     st.query_params["p"] = vector_text(values)
     st.caption(f"P = {vector_text(values) or '0'}")
 
-    table = ranking(features, run_ids, values)
+    table = preference_ranking(features, run_ids, values)
     st.markdown("**Ranking:** " + " > ".join(f"{r.run_id} ({r.preference_score:.3f})" for r in table.itertuples()))
     reason = zero_ranking_reason(features, table, values)
     if reason:

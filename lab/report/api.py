@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from lab import repricing, rescoring
+from lab import repricing
 from lab.preference import Preference
 from lab.pricing import PriceTable
 from lab.records import RunRecord
 from lab.report import metrics
+from lab.scoring import feature_tools
 from lab.store import Store, queries
 from lab.toolspec import logged_features
 
@@ -77,10 +78,22 @@ class Report:
         return out
 
     def figures(self) -> dict[str, Figure]:
-        """Plotly figures of this report by name (see `lab.report.figures`)."""
-        from lab.report.figures import report_figures
+        """Plotly figures of this report by name (builders in `lab.report.figures`); the turn-budget
+        figure only when some runs form a curve."""
+        from lab.report import figures  # plotly takes a while to import; only figures need it
 
-        return report_figures(self)
+        colors = figures.run_colors(self.run_ids)
+        orchestrators = self.runs.set_index("run_id").orchestrator
+        names = {r: f"{r} ({metrics.PRIVILEGED[o]})" for r, o in orchestrators.items() if o in metrics.PRIVILEGED}
+        out = {
+            "accuracy": figures.accuracy_figure(self.accuracy, colors),
+            "cost_accuracy": figures.cost_accuracy_figure(self.pareto, colors, names),
+            "tool_shares": figures.tool_share_figure(self.tool_calls, self.run_ids),
+            "pgr": figures.pgr_figure(self.router, colors),
+        }
+        if not self.turn_budgets.empty:
+            out["turn_budgets"] = figures.turn_budget_figure(self.turn_budgets)
+        return out
 
 
 def load_report(
@@ -115,9 +128,9 @@ def load_report(
     accuracy = metrics.accuracy_table(trajs, run_ids, n_resamples, seed)
     costs = metrics.cost_latency_table(trajs, run_ids)
     bias = metrics.delegation_bias(tool_calls, tools, run_info, run_ids)
-    feature_tools = rescoring.feature_tools(tools.tool_name, trajs.tool_counts_json.dropna())
+    tool_columns = feature_tools(tools.tool_name, trajs.tool_counts_json.dropna())
     models = dict(zip(tools.tool_name, tools.model))
-    P, p_source = _preference(trajs, feature_tools, preference, models)
+    P, p_source = _preference(trajs, tool_columns, preference, models)
     pareto = metrics.pareto_points(accuracy, costs)
     reprice = _reprice(store, trajs, run_ids, pricing) if pricing else pd.DataFrame(
         columns=["run_id", "pricing", "logged_cents_per_task", "repriced_cents_per_task",
@@ -126,7 +139,7 @@ def load_report(
         run_ids=run_ids, runs=run_info, accuracy=accuracy, costs=costs,
         paired=metrics.paired_comparisons(trajs, run_ids, n_resamples, seed),
         tool_calls=metrics.tool_call_table(tool_calls, trajs, run_ids, tools), bias=bias,
-        preference=metrics.preference_scores(trajs, run_ids, feature_tools, P.vector),
+        preference=metrics.preference_scores(trajs, run_ids, tool_columns, P.vector),
         pareto=pareto, pareto_auc=metrics.frontier_auc(pareto),
         router=metrics.router_table(accuracy, bias, weak, strong),
         turn_budgets=metrics.turn_budget_curves(run_info, accuracy, costs), reprice=reprice,

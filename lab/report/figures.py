@@ -1,7 +1,8 @@
 """Plotly figure builders for run reports, shared by the CLI (`--html`), notebooks and the app.
 
 Each builder takes the DataFrames of `lab.report.metrics` and returns a `plotly.graph_objects.Figure`;
-none prints, writes or calls streamlit. A run keeps one colour in every figure (`run_colors`), axes
+none prints, writes or calls streamlit, and none knows the `Report` that holds the frames
+(`lab.report.api.Report.figures` picks the builders for a report: data flows api -> figures only). A run keeps one colour in every figure (`run_colors`), axes
 carry units, and simulated tools are labelled " (simulated)" in legends.
 """
 
@@ -9,17 +10,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
-
-from lab.report.metrics import PRIVILEGED
-
-if TYPE_CHECKING:
-    from lab.report.api import Report
 
 #: Colours cycle through this palette in the order runs are given.
 PALETTE = qualitative.Plotly
@@ -167,22 +162,6 @@ def heldout_figure(linked: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(title_text="optimizer step")
     fig.update_layout(title="Held-out evaluation against step", template=TEMPLATE)
     return fig
-
-
-def report_figures(report: Report) -> dict[str, go.Figure]:
-    """Every figure of a report by name; the turn-budget figure only when some runs form a curve."""
-    colors = run_colors(report.run_ids)
-    orchestrators = report.runs.set_index("run_id").orchestrator
-    names = {r: f"{r} ({PRIVILEGED[o]})" for r, o in orchestrators.items() if o in PRIVILEGED}
-    figures = {
-        "accuracy": accuracy_figure(report.accuracy, colors),
-        "cost_accuracy": cost_accuracy_figure(report.pareto, colors, names),
-        "tool_shares": tool_share_figure(report.tool_calls, report.run_ids),
-        "pgr": pgr_figure(report.router, colors),
-    }
-    if not report.turn_budgets.empty:
-        figures["turn_budgets"] = turn_budget_figure(report.turn_budgets)
-    return figures
 
 
 def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab report") -> str:

@@ -20,10 +20,11 @@ from streamlit.testing.v1 import AppTest
 import app
 from app.navigation import PAGES
 from app.selection import clicked_runs
-from app.steering_logic import Features, feature_names, group_rewards, parse_vector, ranking
+from app.steering_logic import group_rewards, parse_vector
 from lab.report.api import load_report
 from lab.report.metrics import preference_scores
 from lab.reward import rescore
+from lab.scoring import FeatureFrame, preference_ranking
 from lab.store import Store, queries
 
 MAIN = str(Path(app.__file__).parent / "main.py")
@@ -155,10 +156,11 @@ def test_training_page_plots_the_steps_and_the_linked_evaluations(app_store):
 def test_rewards_follow_lab_reward_within_each_group(app_store):
     trajs = queries.trajectories_df(Store(app_store), ["eval-a"])
     P = {"outcome": 1.0, "compute": 1.0}
-    rewards = group_rewards(Features.of(trajs), P)
+    features = FeatureFrame.of(trajs)
+    rewards = group_rewards(features, P)
     assert (rewards[rewards.outcome == 0].reward == 0).all()  # gated on the outcome, whatever else
-    assert set(rewards.group) == {"t1@0", "t2@0", "t3@0"}
-    names = feature_names(trajs)
+    assert set(rewards.group) == {"t1", "t2", "t3"}  # the logged group ids
+    names = features.names
     R, A, _ = rescore([json.loads(t) for t in trajs.tool_counts_json], trajs.outcome, trajs.cost_usd, trajs.latency_s,
                       names[:-3], np.array([P.get(n, 0.0) for n in names]), list(trajs.task_id))
     assert np.allclose(rewards.reward, R) and np.allclose(rewards.advantage, A)  # what `orchestra rescore` computes
@@ -179,9 +181,10 @@ def test_a_click_on_a_pareto_point_names_its_run():
 def test_ranking_is_best_first(app_store):
     trajs = queries.trajectories_df(Store(app_store), ["eval-a", "eval-b"])
     P = {"outcome": 1.0, "gpt-5": 1.0}
-    table = ranking(Features.of(trajs), ["eval-a", "eval-b"], P)
+    features = FeatureFrame.of(trajs)
+    table = preference_ranking(features, ["eval-a", "eval-b"], P)
     assert list(table["rank"]) == [1, 2] and table.preference_score.is_monotonic_decreasing
-    names = feature_names(trajs)
+    names = features.names
     expected = preference_scores(trajs, ["eval-a", "eval-b"], names[:-3], np.array([P.get(n, 0.0) for n in names]))
     assert dict(zip(table.run_id, table.preference_score)) == pytest.approx(
         dict(zip(expected.run_id, expected.preference_score)))  # the report's preference score
