@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lab.env.schema import Toolbox
+from lab.env.state import clone
 from lab.errors import LabInputError
 from lab.synth import DOMAINS
-from lab.synth.domain import TOOL_RANGE, Toolbox, clone, derive_seed, next_id
+from lab.synth.domain import TOOL_RANGE, derive_seed, next_id
 from lab.synth.verify import canonical_hash
 
 NAMES = sorted(DOMAINS)
