@@ -18,7 +18,9 @@ import pytest
 from lab.errors import LabInputError
 from lab.synth import DOMAINS, RECIPES, build_domain
 from lab.synth.tasks import make_task, user_visible_text
-from lab.synth.verify import FILTERS, canonical_hash, db_check, replay_writes, run_golden, verify_task, verify_tasks
+from lab.env.replay import replay_writes
+from lab.env.state import canonical_hash
+from lab.synth.verify import FILTERS, db_check, run_golden, verify_task, verify_tasks
 
 NAMES = sorted(DOMAINS)
 INSTRUCTION_KEYS = {"domain", "reason_for_call", "known_info", "unknown_info", "task_instructions"}
