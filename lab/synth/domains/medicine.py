@@ -43,7 +43,6 @@ from lab.synth.domains.medicine_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MEMBER_ID = re.compile(r"[A-Z]{3}[0-9]{6}")
 
 # ---- tools -----------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ the cent. The records, the seeded data and the fare and seat rules are in
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 
 from lab.env.errors import ToolRefused
@@ -50,8 +49,6 @@ from lab.synth.domains.railway_data import (
     ticket_price,
 )
 from lab.synth.generic import add_generic_tools
-
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # ---- tools -----------------------------------------------------------------------------------------
 

@@ -45,8 +45,6 @@ from lab.synth.domains.school_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
 # ---- tools -----------------------------------------------------------------------------------------
 
 box = Toolbox()

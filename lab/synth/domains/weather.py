@@ -18,7 +18,6 @@ alert, plan and price rules are in `lab.synth.domains.weather_data`.
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 
 from lab.env.errors import ToolRefused
@@ -56,8 +55,6 @@ from lab.synth.domains.weather_data import (
     proration,
 )
 from lab.synth.generic import add_generic_tools
-
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # ---- tools -----------------------------------------------------------------------------------------
 

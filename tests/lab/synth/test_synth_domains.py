@@ -18,11 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lab.env.schema import Toolbox
-from lab.env.state import clone
+from lab.env.state import canonical_hash, clone
 from lab.errors import LabInputError
 from lab.synth import DOMAINS
 from lab.synth.domain import TOOL_RANGE, derive_seed, next_id
-from lab.env.state import canonical_hash
 
 NAMES = sorted(DOMAINS)
 PINNED_SEED = 369337870096154816

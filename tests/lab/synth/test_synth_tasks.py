@@ -15,11 +15,11 @@ import time
 
 import pytest
 
+from lab.env.replay import replay_writes
+from lab.env.state import canonical_hash
 from lab.errors import LabInputError
 from lab.synth import DOMAINS, RECIPES, build_domain
 from lab.synth.tasks import make_task, user_visible_text
-from lab.env.replay import replay_writes
-from lab.env.state import canonical_hash
 from lab.synth.verify import FILTERS, db_check, run_golden, verify_task, verify_tasks
 
 NAMES = sorted(DOMAINS)
