@@ -142,7 +142,7 @@ def load_retail_db(path: str | Path | None = None) -> dict:
 
 def retail_db_snapshot(path: str | Path | None = None) -> dict:
     """The cached canonical db.json itself, never to be mutated: for the checks that copy it anyway
-    (`tau2_grading.replay_writes`, `gold_db`), so a grading does not copy 2.8 MB twice."""
+    (the replay and `tau2_env.gold_db`), so a grading does not copy 2.8 MB twice."""
     file = Path(path) if path is not None and Path(path).is_file() else domain_dir("retail", path) / DB_FILE
     return _cached_db(file.resolve())
 
