@@ -56,6 +56,9 @@ class Record(BaseModel):
 class ToolRefused(ValueError):
     pass
 
+
+DomainError = ToolRefused  # the name domain.py files exported before lab.env raise
+
 '''
 
 #: Runs after the domain's code, in the same module; reads the request, prints one marked JSON line.
