@@ -16,7 +16,8 @@ otherwise hedging would pay better than answering.
   Other numbers listed beside it ("17, 18 or 19", "17/18/19", one per line) fail the answer.
 - multiple_choice: a letter extracted from "(B)", "answer: B", "B." or the text of an option; other
   option letters listed beside it ("A or B", "(A) (B)") fail the answer.
-- actions: the tau2 check, final database against golden actions replayed (`lab.world.domain_tools`).
+- actions: the world's tau2-like check, the rollout's final database against its golden actions replayed
+  (`lab.env.grading.state_check`), on the `lab.env` session the task's domain tools left in the context.
 
 >>> normalize_answer("The  Velmar-Guild!")
 'velmarguild'
@@ -36,6 +37,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lab.env.grading import state_check
+from lab.env.state import Session
 from lab.tools.base import ToolContext
 
 
@@ -337,18 +340,14 @@ def choice_match(answer: Any, reference: str, choices: list[str] | None = None) 
 
 
 def actions_match(task: Any, answer: Any, context: Any = None) -> GradeResult:
-    """Final database of the rollout (a `DomainSession`, or a ToolContext holding one) against golden.
-
-    Without a session, an answer given as an action list is replayed on `context` as the base database.
-    """
-    from lab.world.domain_tools import DOMAIN, DomainSession, check_actions, check_db
-
-    session = context.state.get(DOMAIN) if isinstance(context, ToolContext) else context
-    if isinstance(session, DomainSession):
-        return _verdict(*check_db(task, session))
-    if isinstance(context, dict) and "orders" in context:
-        return _verdict(*check_actions(task, answer, context))
-    return _verdict(False, "no bookshop session or base database to check against")
+    """Final database of the rollout against golden: `context` is a `lab.env.state.Session`, or a
+    ToolContext holding one under the task's domain (`context.state["bookshop"]`). The answer text is
+    not read; an answer given as an action list is graded through the session it would leave
+    (`lab.world.domain_tools.replayed_session`)."""
+    session = context.state.get(getattr(task, "domain", None)) if isinstance(context, ToolContext) else context
+    if isinstance(session, Session):
+        return _verdict(*state_check(task, session))
+    return _verdict(False, "no domain session to check against")
 
 
 # ---- dispatch --------------------------------------------------------------------------------------

@@ -22,12 +22,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lab.benchmarks.base import BenchmarkTask, apply_limit, default_benchmarks_dir, read_json, require
+from lab.env.layout import DB_FILE, POLICY_FILE, SPLITS_FILE, TASKS_FILE
 from lab.errors import LabInputError
-
-TASKS_FILE = "tasks.json"
-SPLITS_FILE = "split_tasks.json"
-DB_FILE = "db.json"
-POLICY_FILE = "policy.md"
 
 #: Splits a split file may name; `base` is every task.
 SPLITS = ("train", "test", "base")

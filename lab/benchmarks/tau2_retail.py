@@ -10,27 +10,31 @@ replaced item; tool 12 records an unrounded price difference). Section numbers b
 The database is plain dicts in the canonical form of §1: every declared field present (unset optional
 order fields as None), float fields as floats, keys in model field order, so a record's JSON text is
 the tool's result and `canonical_hash` reproduces tau2's hash. Tools are `tool(db, **arguments)`
-returning a string and raising `RetailError`; `call` turns one agent tool call into tau2's ToolMessage
-text. The checks of §3 that score a trajectory are in `lab.benchmarks.tau2_grading`.
+returning a string and raising `ToolRefused` (`lab.env.errors`); `call` turns one agent tool call into
+tau2's ToolMessage text, and `RETAIL` is the shop as a `lab.env` environment. The checks of §3 that
+score a trajectory are tau2's criteria in `lab.env.grading`, applied to retail in `lab.benchmarks.tau2_env`.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
 import functools
 import gc
-import hashlib
 import inspect
 import json
-import operator
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from lab.benchmarks.tau2 import DB_FILE, domain_dir
+from pydantic import BaseModel
+
+from lab.benchmarks.tau2 import domain_dir
+from lab.env.calculator import evaluate
+from lab.env.environment import Access, Environment
+from lab.env.errors import ToolRefused
+from lab.env.layout import DB_FILE
+from lab.env.schema import description_of, function_schema, type_schema
 from lab.errors import LabInputError
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
@@ -39,14 +43,9 @@ _ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exc
                    "exchange_price_difference", "return_items", "return_payment_method_id")
 _PAYMENT_METHOD_FIELDS = {"credit_card": ("source", "id", "brand", "last_four"),
                           "gift_card": ("source", "id", "balance"), "paypal": ("source", "id")}
-_CALCULATOR_CHARS = frozenset("0123456789+-*/(). ")
 
 
-class RetailError(ValueError):
-    """A refused tool call; its text is exactly tau2's, and `call` reports it as `Error: <text>`."""
-
-
-# ---- the database: canonical form, cache, copies, hash (§1, §3.2) ----------------------------------
+# ---- the database: canonical form, cache, copies (§1, §3.2) ---------------------------------------------
 
 
 def _pick(record: dict, fields: Iterable[str]) -> dict:
@@ -143,17 +142,10 @@ def load_retail_db(path: str | Path | None = None) -> dict:
 
 def retail_db_snapshot(path: str | Path | None = None) -> dict:
     """The cached canonical db.json itself, never to be mutated: for the checks that copy it anyway
-    (`tau2_grading.replay_writes`, `gold_db`), so a grading does not copy 2.8 MB twice."""
+    (the replay and `tau2_env.gold_db`), so a grading does not copy 2.8 MB twice."""
     file = Path(path) if path is not None and Path(path).is_file() else domain_dir("retail", path) / DB_FILE
     return _cached_db(file.resolve())
 
-
-def canonical_hash(db: dict) -> str:
-    """tau2's database hash (§3.2): sha256 of the sorted-key JSON text, Python's default separators.
-
-    `check_circular=False` changes no output (a database has no cycles) and saves a tenth of the time.
-    """
-    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str, check_circular=False).encode()).hexdigest()
 
 
 # ---- lookups and shared checks (§0) -----------------------------------------------------------------
@@ -161,7 +153,7 @@ def canonical_hash(db: dict) -> str:
 
 def _lookup(table: dict, key: Any, what: str) -> dict:
     if key not in table:
-        raise RetailError(f"{what} not found")
+        raise ToolRefused(f"{what} not found")
     return table[key]
 
 
@@ -169,7 +161,7 @@ def _order(db: dict, order_id: str, status: str, refusal: str, *, exact: bool = 
     """The order, if its status is `status` (with `exact`) or contains it; else `refusal` is raised."""
     order = _lookup(db["orders"], order_id, "Order")
     if not (order["status"] == status if exact else status in order["status"]):
-        raise RetailError(refusal)
+        raise ToolRefused(refusal)
     return order
 
 
@@ -179,7 +171,7 @@ def _payment_method(db: dict, user_id: str, method_id: str) -> dict:
 
 def _check_balance(method: dict, amount: float, refusal: str) -> None:
     if method["source"] == "gift_card" and method["balance"] < amount:
-        raise RetailError(refusal)
+        raise ToolRefused(refusal)
 
 
 def _credit(method: dict, amount: float) -> None:
@@ -193,14 +185,23 @@ def _payment(kind: str, amount: float, method_id: str) -> dict:
     return {"transaction_type": kind, "amount": float(amount), "payment_method_id": method_id}
 
 
+class UserAddress(BaseModel):
+    """tau2's address model, field for field and under its name: pydantic's error text for a field that
+    is not a string names the model, so a wrong type reads exactly as in tau2."""
+
+    address1: str
+    address2: str
+    city: str
+    country: str
+    state: str
+    zip: str
+
+
 def _address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> dict:  # noqa: A002
-    """An address in model field order; a non-string field is refused, as tau2's typed model refuses it."""
-    values = {"address1": address1, "address2": address2, "city": city, "country": country, "state": state,
-              "zip": zip}
-    for name, value in values.items():
-        if not isinstance(value, str):
-            raise RetailError(f"Address field '{name}' should be a valid string, got {type(value).__name__}")
-    return values
+    """An address in model field order; a field that is not a string is refused by tau2's model itself
+    (its `ValidationError` text, every wrong field listed, becomes the agent's `Error: ...`)."""
+    return UserAddress(address1=address1, address2=address2, city=city, state=state, country=country,
+                       zip=zip).model_dump()
 
 
 def _missing_item(order: dict, item_ids: Iterable[str]) -> str | None:
@@ -218,11 +219,11 @@ def _price_difference(db: dict, order: dict, pairs: list[tuple[str, str]], *, fo
     variant = None
     for old, new in pairs:
         if forbid_same and old == new:
-            raise RetailError("The new item id should be different from the old item id")
+            raise ToolRefused("The new item id should be different from the old item id")
         item = next(i for i in order["items"] if i["item_id"] == old)
         variant = _lookup(_lookup(db["products"], item["product_id"], "Product")["variants"], new, "Variant")
         if not variant["available"]:
-            raise RetailError(f"New item {new} not found or available")
+            raise ToolRefused(f"New item {new} not found or available")
         diff += variant["price"] - item["price"]
     return diff, variant
 
@@ -230,21 +231,20 @@ def _price_difference(db: dict, order: dict, pairs: list[tuple[str, str]], *, fo
 def _first(found: Iterable[str], message: str) -> str:
     for value in found:
         return value
-    raise RetailError(message)
+    raise ToolRefused(message)
 
 
 # ---- the toolkit: a tool's type hints and first docstring paragraph become its schema -------------
 
-ToolType = Literal["read", "write", "generic"]
 TOOLS: dict[str, Callable[..., str]] = {}
-TOOL_TYPES: dict[str, ToolType] = {}
+TOOL_ACCESS: dict[str, Access] = {}
 
 
-def _tool(kind: ToolType) -> Callable[[Callable[..., str]], Callable[..., str]]:
+def _tool(access: Access) -> Callable[[Callable[..., str]], Callable[..., str]]:
     """Register a tool; its qualified name becomes `RetailTools.<name>` so that Python's own errors for
     a missing or extra argument read exactly as tau2's (§0)."""
     def register(function: Callable[..., str]) -> Callable[..., str]:
-        TOOLS[function.__name__], TOOL_TYPES[function.__name__] = function, kind
+        TOOLS[function.__name__], TOOL_ACCESS[function.__name__] = function, access
         function.__qualname__ = f"RetailTools.{function.__name__}"
         return function
     return register
@@ -304,39 +304,9 @@ def list_all_product_types(db: dict) -> str:
 def calculate(db: dict, expression: str) -> str:
     """Evaluate arithmetic with digits, + - * /, parentheses and points; the result has 2 decimals.
 
-    As in tau2 the expression is Python arithmetic (so `**` and `//` work) and the character check
-    rules out names. Unlike tau2's bare `eval`, a power whose exponent exceeds `_MAX_EXPONENT` is
-    refused: a policy writing `9**9**9` would otherwise stall the rollout (and a trainer) for hours.
+    The arithmetic is `lab.env.calculator.evaluate`: tau2's, with a cap on exponents.
     """
-    if not all(char in _CALCULATOR_CHARS for char in expression):
-        raise RetailError("Invalid characters in expression")
-    try:  # eval's own parse: leading blanks stripped, its error text
-        tree = compile(expression.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
-    except SyntaxError as exc:
-        raise RetailError(str(exc)) from None
-    return str(round(float(_arithmetic(tree.body)), 2))
-
-
-_MAX_EXPONENT = 10_000
-_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow,
-}
-
-
-def _arithmetic(node: ast.AST) -> Any:
-    """Python's value of a parsed arithmetic expression (only what the character check lets through)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-        value = _arithmetic(node.operand)
-        return -value if isinstance(node.op, ast.USub) else +value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
-            raise RetailError(f"exponent {right} is too large (the limit is {_MAX_EXPONENT})")
-        return _OPERATORS[type(node.op)](left, right)
-    raise RetailError("Invalid expression")
+    return evaluate(expression)
 
 
 @_tool("generic")
@@ -353,7 +323,7 @@ def cancel_pending_order(db: dict, order_id: str, reason: str) -> str:
     """Cancel a pending order and refund it; reason: 'no longer needed' or 'ordered by mistake'."""
     order = _order(db, order_id, "pending", "Non-pending order cannot be cancelled")
     if reason not in CANCEL_REASONS:
-        raise RetailError("Invalid reason")
+        raise ToolRefused("Invalid reason")
     refunds = []
     for entry in order["payment_history"]:  # every entry, payments and refunds alike (tau2's quirk)
         method = _payment_method(db, order["user_id"], entry["payment_method_id"])
@@ -381,9 +351,9 @@ def modify_pending_order_items(db: dict, order_id: str, item_ids: list[str], new
     order = _order(db, order_id, "pending", "Non-pending order cannot be modified")
     missing = _missing_item(order, item_ids)
     if missing is not None:
-        raise RetailError(f"{missing} not found")
+        raise ToolRefused(f"{missing} not found")
     if len(item_ids) != len(new_item_ids):
-        raise RetailError("The number of items to be exchanged should match")
+        raise ToolRefused("The number of items to be exchanged should match")
     pairs = list(zip(item_ids, new_item_ids))
     diff, last_variant = _price_difference(db, order, pairs, forbid_same=True)
     method = _payment_method(db, order["user_id"], payment_method_id)
@@ -405,10 +375,10 @@ def modify_pending_order_payment(db: dict, order_id: str, payment_method_id: str
     method = _payment_method(db, order["user_id"], payment_method_id)
     history = order["payment_history"]
     if len(history) != 1 or history[0]["transaction_type"] != "payment":
-        raise RetailError("There should be exactly one payment for a pending order")
+        raise ToolRefused("There should be exactly one payment for a pending order")
     old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
     if old_id == payment_method_id:
-        raise RetailError("The new payment method should be different from the current one")
+        raise ToolRefused("The new payment method should be different from the current one")
     _check_balance(method, amount, "Insufficient gift card balance to pay for the order")
     old_method = _payment_method(db, order["user_id"], old_id)
     history.extend([_payment("payment", amount, payment_method_id), _payment("refund", amount, old_id)])
@@ -433,9 +403,9 @@ def return_delivered_order_items(db: dict, order_id: str, item_ids: list[str], p
     order = _order(db, order_id, "delivered", "Non-delivered order cannot be returned")
     method = _payment_method(db, order["user_id"], payment_method_id)
     if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
-        raise RetailError("Payment method should be the original payment method")
+        raise ToolRefused("Payment method should be the original payment method")
     if _missing_item(order, item_ids) is not None:
-        raise RetailError("Some item not found")
+        raise ToolRefused("Some item not found")
     order["status"] = "return requested"
     order["return_items"], order["return_payment_method_id"] = sorted(item_ids), payment_method_id
     return json.dumps(order)
@@ -449,9 +419,9 @@ def exchange_delivered_order_items(db: dict, order_id: str, item_ids: list[str],
     order = _order(db, order_id, "delivered", "Non-delivered order cannot be exchanged")
     missing = _missing_item(order, item_ids)
     if missing is not None:
-        raise RetailError(f"Number of {missing} not found.")
+        raise ToolRefused(f"Number of {missing} not found.")
     if len(item_ids) != len(new_item_ids):
-        raise RetailError("The number of items to be exchanged should match.")
+        raise ToolRefused("The number of items to be exchanged should match.")
     diff, _ = _price_difference(db, order, list(zip(item_ids, new_item_ids)), forbid_same=False)
     diff = round(diff, 2)
     method = _payment_method(db, order["user_id"], payment_method_id)
@@ -464,19 +434,13 @@ def exchange_delivered_order_items(db: dict, order_id: str, item_ids: list[str],
 
 # ---- schemas and one call as tau2 answers it (§0) --------------------------------------------------
 
-_JSON_TYPES: dict[Any, dict[str, Any]] = {str: {"type": "string"},
-                                         list[str]: {"type": "array", "items": {"type": "string"}}}
-
-
 def _schema(function: Callable[..., str]) -> dict[str, Any]:
-    """OpenAI function schema: every argument after `db` is required, none other is allowed."""
+    """OpenAI function schema: every argument after `db` is required, none other is allowed, and none
+    is described (tau2's schemas describe them; the lab's retail agents are trained without)."""
     hints = typing.get_type_hints(function)
     names = list(inspect.signature(function).parameters)[1:]
-    properties = {name: copy.deepcopy(_JSON_TYPES[hints[name]]) for name in names}
-    description = " ".join(function.__doc__.split("\n\n")[0].split())  # the first paragraph, on one line
-    return {"name": function.__name__, "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": names,
-                           "additionalProperties": False}}
+    return function_schema(function.__name__, description_of(function.__doc__),
+                           {name: type_schema(hints[name]) for name in names})
 
 
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {name: _schema(function) for name, function in TOOLS.items()}
@@ -497,3 +461,18 @@ def call(db: dict, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         return TOOLS[name](db, **arguments), False
     except Exception as exc:  # noqa: BLE001 - any failure is the agent's observation, as in tau2
         return f"Error: {exc}", True
+
+
+class RetailEnvironment(Environment):
+    """The retail shop as a `lab.env` environment: its tools' access and `call`, for the adapter and the replay."""
+
+    name = "tau2:retail"
+
+    def access(self, name: Any) -> Access | None:
+        return TOOL_ACCESS.get(name) if isinstance(name, str) else None
+
+    def call(self, db: dict[str, Any], name: Any, arguments: Any) -> tuple[str, bool]:
+        return call(db, name, arguments)
+
+
+RETAIL = RetailEnvironment()

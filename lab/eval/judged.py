@@ -3,7 +3,7 @@
 - Question answering (FRAMES, HLE, the offline world's frames- and hle-like tasks): the released rule,
   `lab.judge.exact_then_judge`: the model-free grade first, the judge only when it fails.
 - tau2 (and the offline world's shop): the NL assertions the grader left unjudged, over the whole
-  conversation (`lab.benchmarks.tau2_grading.judge_nl`).
+  conversation (`lab.env.grading.judge_nl`).
 - BFCL: nothing to judge (its AST check is the grade).
 
 Every judge call is made with a context of its own (the task and the rollout's seed: a simulated judge
@@ -63,7 +63,7 @@ def judged(grader: Grader, tool: Any) -> Grader:
 async def _judge_nl(task: Any, answer: str | None, context: ToolContext, judge: RecordedJudge, outcome: float) -> float:
     """tau2: the judge on the NL assertions the grader left unjudged; a reply that is not the asked JSON
     leaves them unjudged (null in `criteria_json`, counted as `unjudged` by reports), as without a judge."""
-    from lab.benchmarks.tau2_grading import judge_nl, outcome_of
+    from lab.env.grading import judge_nl, outcome_of
 
     assertions = (getattr(task, "meta", None) or {}).get("nl_assertions")
     if context.criteria is None or context.criteria.get("nl") is not None or not assertions:

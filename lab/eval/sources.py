@@ -80,7 +80,7 @@ def load_source(config: EvalConfig) -> EvalSource:
 def _world_source(config: EvalConfig, family: str | None) -> EvalSource:
     from lab.benchmarks import from_world_task
     from lab.world.build import build_world
-    from lab.world.domain_tools import DOMAIN, DomainSession, make_domain_tools
+    from lab.world.domain_tools import DOMAIN, make_domain_tools, untouched_session
 
     world = build_world(seed=0, progress=True)
     # a stable shuffle, so `--limit N` samples every family instead of the first one
@@ -90,7 +90,7 @@ def _world_source(config: EvalConfig, family: str | None) -> EvalSource:
     async def grader(task: Any, answer: str | None, context: ToolContext) -> float:
         if task.answer_type == "actions" and DOMAIN not in context.state:
             # a rollout that touched no shop tool is judged on the untouched shop (read-only, no copy)
-            context.state[DOMAIN] = DomainSession(initial=world.db, db=world.db)
+            context.state[DOMAIN] = untouched_session(world.db)
         return float(grade(task, answer, context).correct)
 
     # every WorldTask field (evidence, difficulty, family...) lands in meta, where calibration reads it

@@ -20,9 +20,10 @@ import importlib
 import pkgutil
 from typing import Any
 
+from lab.env.state import canonical_hash
 from lab.errors import LabInputError
 from lab.synth import domains as _domains_package
-from lab.synth.domain import Domain, canonical_hash
+from lab.synth.domain import Domain
 from lab.synth.tasks import TaskRecipe, make_task
 from lab.synth.verify import tally, verify_task
 

@@ -3,43 +3,37 @@
 DIR holds domain folders in tau2's layout, as `orchestra synth` writes them (`lab.synth.export`); the
 tasks load with the tau2 loader, and each domain's tools are the code registry's (`lab.synth.DOMAINS`:
 a folder records data, not code), or, for a domain an LLM wrote, its folder's domain.py, run only in
-the sandbox (`lab.synth.sandboxed`). As for tau2 retail (`lab.benchmarks.tau2_env`), every rollout acts
-on its own copy of the folder's db.json, every call is logged, and the grade is tau2's: the rollout's
-write calls replayed from the start state against the golden end state, the information the user
-must be told, the golden actions; per-criterion verdicts go to `context.criteria`.
+the sandbox (`lab.synth.sandboxed`). As for tau2 retail, every rollout acts on its own copy of the
+folder's db.json (a `lab.env.state.Session` under `context.state["toolscale"]`), every call is logged,
+and the grade is tau2's (`lab.env.grading`): the rollout's write calls replayed from the start state
+against the golden end state, the information the user must be told, the golden actions;
+per-criterion verdicts go to `context.criteria`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from lab.benchmarks.tau2 import POLICY_FILE
-from lab.benchmarks.tau2_grading import actions_ok, communicate_ok, outcome_of
+from lab.env.adapter import EnvTool
+from lab.env.grading import criteria_of, outcome_of
+from lab.env.layout import POLICY_FILE
+from lab.env.replay import ExpectedStates, replay_writes
+from lab.env.state import Session, canonical_hash, clone
 from lab.errors import LabInputError
 from lab.rollout.running import AGENT_MESSAGES
 from lab.synth import DOMAINS
-from lab.synth.domain import Domain, canonical_hash, clone
+from lab.synth.domain import Domain
 from lab.synth.export import CODE_FILE
 from lab.synth.sandboxed import SandboxDomain
-from lab.synth.verify import replay_writes, run_golden
-from lab.tools.base import Observation, ToolContext
+from lab.synth.verify import run_golden
+from lab.tools.base import ToolContext
 from lab.toolspec import ToolSpec
 
 STATE_KEY = "toolscale"
-
-
-@dataclass
-class SynthSession:
-    """One rollout's copy of its domain's database and every call made on it, in order."""
-
-    db: dict[str, Any]
-    calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def domain_of(task: Any) -> Domain | SandboxDomain:
@@ -72,43 +66,25 @@ def start_db(task: Any) -> dict[str, Any]:
     return clone(_start_db(str(task.meta["db_path"])))
 
 
-class SynthTool:
-    """One tool of a synthesized domain; writes change only the calling rollout's database."""
+def domain_tools(domain: Domain | SandboxDomain) -> dict[str, EnvTool]:
+    """Every tool of `domain` by name; writes change only the calling rollout's database, and a
+    sandboxed domain's calls run off the event loop."""
+    def start(context: ToolContext) -> Session:
+        return Session(env=domain, initial=_start_db(str(context.task.meta["db_path"])), db=start_db(context.task))
 
-    def __init__(self, domain: Domain, name: str) -> None:
-        schema = domain.tools[name].schema
-        self.domain, self.writes = domain, domain.kind(name) == "write"
-        self.spec = ToolSpec(name=name, description=schema["description"], category="basic",
-                             parameters=schema["parameters"], backend={"kind": f"toolscale:{domain.name}"})
-
-    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
-        if context is None:
-            return Observation.failure(f"tool '{self.spec.name}' needs a rollout context to hold the domain's state")
-        session = context.state.get(STATE_KEY)
-        if session is None:
-            session = context.state[STATE_KEY] = SynthSession(db=start_db(context.task))
-        if isinstance(self.domain, SandboxDomain):  # a sandbox run: off the event loop
-            text, failed = await asyncio.to_thread(self.domain.call, session.db, self.spec.name, arguments)
-        else:
-            text, failed = self.domain.call(session.db, self.spec.name, arguments)
-        session.calls.append({"name": self.spec.name, "arguments": copy.deepcopy(arguments)})
-        meta = {"domain": self.domain.name, "writes": self.writes}
-        return Observation(text=text, error=text.removeprefix("Error: ") if failed else None, meta=meta)
+    return {name: EnvTool(ToolSpec(name=name, description=tool.schema["description"], category="basic",
+                                   parameters=tool.schema["parameters"], backend={"kind": f"toolscale:{domain.name}"}),
+                          domain, STATE_KEY, start, in_thread=isinstance(domain, SandboxDomain))
+            for name, tool in domain.tools.items()}
 
 
-def domain_tools(domain: Domain | SandboxDomain) -> dict[str, SynthTool]:
-    return {name: SynthTool(domain, name) for name in domain.tools}
+_GOLD = ExpectedStates()
 
 
-_GOLD: dict[tuple[str, str], str] = {}
-
-
-def _gold_hash(task: Any, domain: Domain) -> str:
+def _gold_hash(task: Any, domain: Domain | SandboxDomain) -> str:
     key = (task.task_id, str(task.meta["db_path"]))
-    if key not in _GOLD:
-        raw = {"evaluation_criteria": {"actions": list(task.answer or [])}}
-        _GOLD[key] = run_golden(domain, _start_db(key[1]), raw).gold_hash  # run_golden works on its own copy
-    return _GOLD[key]
+    raw = {"evaluation_criteria": {"actions": list(task.answer or [])}}
+    return _GOLD.get(key, lambda: run_golden(domain, _start_db(key[1]), raw).gold_hash)  # on its own copy
 
 
 async def grade_synth(task: Any, answer: str | None, context: ToolContext) -> float:
@@ -121,10 +97,6 @@ async def grade_synth(task: Any, answer: str | None, context: ToolContext) -> fl
     def db_ok() -> bool:
         return canonical_hash(replay_writes(domain, _start_db(str(task.meta["db_path"])), calls)) == _gold_hash(task, domain)
 
-    context.criteria = {
-        "db": await asyncio.to_thread(db_ok) if isinstance(domain, SandboxDomain) else db_ok(),
-        "communicate": communicate_ok(task.meta.get("communicate_info"), said),
-        "actions": actions_ok(list(task.answer or []), calls),
-        "nl": None if task.meta.get("nl_assertions") else True,
-    }
+    ok = await asyncio.to_thread(db_ok) if isinstance(domain, SandboxDomain) else db_ok()
+    context.criteria = criteria_of(task, ok, calls, said)
     return outcome_of(context.criteria, task.meta.get("reward_basis")) if answer is not None else 0.0

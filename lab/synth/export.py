@@ -1,7 +1,7 @@
 """A synthetic domain as a tau2 domain folder: tasks.json, split_tasks.json, db.json and policy.md
 (and domain.py, the code of a domain an LLM wrote).
 
-Why tau2's layout: the lab's tau2 loader (`lab.benchmarks.tau2`) and tau2-bench itself read exactly
+Why tau2's layout (`lab.env.layout`): the lab's tau2 loader and tau2-bench itself read exactly
 these four files, so a built domain can be evaluated like retail. Why a fixed byte format: the
 folder is an artefact to hash, diff and ship, so export -> import -> export must give the same bytes.
 JSON is written with two-space indents, non-ASCII kept, and a final newline; `json` round-trips
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.benchmarks.tau2 import DB_FILE, POLICY_FILE, SPLITS_FILE, TASKS_FILE
+from lab.env.layout import DB_FILE, POLICY_FILE, SPLITS_FILE, TASKS_FILE
 from lab.errors import LabInputError
 from lab.synth.domain import Domain, derive_seed
 

@@ -1,17 +1,17 @@
 """The generic tools every synthetic domain offers: a calculator and a hand-over to a human.
 
 Why shared: tau2's domains all carry these two (TOOLS.md §2.1) and they touch no database, so one
-copy serves every domain. The calculator is tau2 retail's own (`lab.benchmarks.tau2_retail`), so its
-arithmetic and rounding are the benchmark's; only its errors are re-raised as `DomainError`.
+copy serves every domain. The calculator is tau2's (`lab.env.calculator`, tau2 retail's too), so its
+arithmetic and rounding are the benchmark's; its errors are re-raised naming the expression.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lab.benchmarks.tau2_retail import RetailError
-from lab.benchmarks.tau2_retail import calculate as retail_calculate
-from lab.synth.domain import DomainError, Toolbox
+from lab.env.calculator import evaluate
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
 
 
 def calculate(db: dict[str, Any], expression: str) -> str:
@@ -20,9 +20,9 @@ def calculate(db: dict[str, Any], expression: str) -> str:
     expression: digits, + - * /, parentheses and decimal points, e.g. '(1250.5 - 300) / 3'.
     """
     try:
-        return retail_calculate(db, expression)
-    except (RetailError, ArithmeticError, RecursionError) as exc:  # 1/0, 10**400 * 1.0, deep nesting
-        raise DomainError(f"cannot evaluate {expression!r}: {exc}") from None
+        return evaluate(expression)
+    except (ToolRefused, ArithmeticError, RecursionError) as exc:  # 1/0, 10**400 * 1.0, deep nesting
+        raise ToolRefused(f"cannot evaluate {expression!r}: {exc}") from None
 
 
 def transfer_to_human_agents(db: dict[str, Any], summary: str) -> str:

@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lab.env.state import canonical_hash
 from lab.errors import LabInputError
 from lab.synth import llm_prompts as prompts
-from lab.synth.domain import TOOL_RANGE, canonical_hash, seeded_rng
+from lab.synth.domain import TOOL_RANGE, seeded_rng
 from lab.synth.sandboxed import ANNOTATIONS, SandboxDomain, SandboxError, parse, read_tools, run_code
 from lab.synth.tasks import PERSONAS, Scenario, tau2_task
 from lab.synth.verify import tally, verify_task
@@ -227,9 +228,9 @@ def gate_toolkit(text: str, name: str, models: str, db: dict[str, Any], policy: 
     found = read_tools(code)
     if found.problems:
         raise GateError(found.problems[0])
-    own = {n: t for n, t in found.tools.items() if t.kind != "generic"}
+    own = {n: t for n, t in found.tools.items() if t.access != "generic"}
     low, high = TOOL_RANGE
-    kinds = Counter(t.kind for t in own.values())
+    kinds = Counter(t.access for t in own.values())
     if not low <= len(found.tools) <= high or kinds["read"] < 4 or kinds["write"] < 4:
         raise GateError(f"{len(own)} tools ({kinds['read']} reads, {kinds['write']} writes); need {low - 2}-{high - 2} "
                         "with at least 4 of each")
@@ -242,14 +243,14 @@ def gate_toolkit(text: str, name: str, models: str, db: dict[str, Any], policy: 
     for tool_name in own:
         try:
             calls.append({"name": tool_name, "arguments": own[tool_name].bind(examples[tool_name])})
-        except Exception as exc:  # a DomainError from the argument checks
+        except Exception as exc:  # a ToolRefused from the argument checks
             raise GateError(f"EXAMPLES[{tool_name!r}]: {exc}") from None
     for call, result in zip(calls, domain.examples(db, calls)):
         if result["error"]:
             raise GateError(f"{call['name']}({json.dumps(call['arguments'])}) failed on the data: {result['text']}")
-        if result["changed"] != (own[call["name"]].kind == "write"):
+        if result["changed"] != (own[call["name"]].access == "write"):
             what = "did not change the database" if not result["changed"] else "changed the database"
-            raise GateError(f"{call['name']} is a {own[call['name']].kind} but its example {what}")
+            raise GateError(f"{call['name']} is a {own[call['name']].access} but its example {what}")
     return domain
 
 
@@ -287,7 +288,7 @@ def gate_tasks(text: str, domain: SandboxDomain, expected: int) -> list[dict[str
         if not isinstance(actions, list) or not actions:
             raise GateError(f"{where}: 'actions' must be a non-empty list")
         for action in actions:
-            if not isinstance(action, dict) or domain.kind(action.get("name")) is None:
+            if not isinstance(action, dict) or domain.access(action.get("name")) is None:
                 raise GateError(f"{where}: action {action!r} names no tool of the domain")
             if not isinstance(action.get("arguments"), dict):
                 raise GateError(f"{where}: action {action['name']} needs an 'arguments' object")
@@ -320,7 +321,7 @@ class DomainResult:
 
 
 def _difficulty(domain: SandboxDomain, actions: list[dict[str, Any]], evolved: bool) -> str:
-    writes = sum(domain.kind(a["name"]) == "write" for a in actions)
+    writes = sum(domain.access(a["name"]) == "write" for a in actions)
     return "hard" if evolved or writes >= 2 else "medium" if len(actions) >= 4 else "easy"
 
 

@@ -52,7 +52,7 @@ and readable (e.g. "CUS-1001"); every reference to another table's id exists the
 amounts and dates are realistic and varied. Dates lie around {today}."""
 
 TOOLKIT = """Write the agent's tools for this domain. The record models (already defined, with `Record`,
-`DomainError` and `json` available) are:
+`ToolRefused` and `json` available) are:
 ```python
 {models}
 ```
@@ -64,7 +64,7 @@ Return one ```python block with {low} to {high} top-level functions and nothing 
 - its docstring's first paragraph says what it does; then one line `arg: description` per argument;
 - reads return JSON text (json.dumps) and never change db; writes check everything first, then change
   db (records are plain dicts) and return the changed record as JSON text or the new id;
-- refuse with `raise DomainError("<what is wrong>")`; a tool that needs the current time takes a
+- refuse with `raise ToolRefused("<what is wrong>")`; a tool that needs the current time takes a
   keyword-only `*, now: str` (an ISO time; never read the clock);
 - at least {reads} reads (finding a user by identifying details, showing records) and at least {writes}
   writes (each a real change a customer would ask for);

@@ -5,22 +5,22 @@ functions as Python source. That code must be executed to be trusted (the paper'
 to an LLM are no check at all), but it must never run in the lab's own process, which holds API keys,
 stores and answers. So the host only *reads* the source with `ast` (tool names, kinds, argument
 types, docstrings: enough for the schemas and the argument checks, through the same
-`lab.synth.domain.Tool` the hand-written domains use), and every execution happens in the
+`lab.env.schema.Tool` the hand-written domains use), and every execution happens in the
 code_interpreter sandbox (`lab.tools.code_interpreter`: no network, no project files, no secrets,
 CPU, memory and time limits), one sandbox run per chain of calls.
 
 The code's contract (what the generator's prompts ask for):
-- `Record` (a pydantic BaseModel that forbids unknown fields) and `DomainError` are predefined;
+- `Record` (a pydantic BaseModel that forbids unknown fields) and `ToolRefused` are predefined;
 - `MODELS = {"table": RecordClass, ...}`, each model's first field its id;
 - tool functions `def name(db: dict, arg: str, ...) -> str` with a docstring whose first paragraph
-  is the description and one `arg: text` line per argument, raising `DomainError` to refuse, and a
+  is the description and one `arg: text` line per argument, raising `ToolRefused` to refuse, and a
   keyword-only `now` where the fixed clock is needed;
 - `TOOLS = {"name": "read" | "write", ...}`. The two generic tools (calculate, hand-over to a human)
   are the lab's own and run here, since they touch no database.
 
-A `SandboxDomain` offers what `lab.synth.domain.Domain` offers the verifier, the exporter and the
-environment (`name`, `tools`, `policy`, `now`, `kind`, `schemas`, `call`, `run_chain`), so the build
-filters and the tau2 grading run on it unchanged.
+A `SandboxDomain` is a `lab.env` environment offering what `lab.synth.domain.Domain` offers the
+verifier, the exporter and the adapter (`name`, `tools`, `policy`, `now`, `access`, `schemas`, `call`,
+`run_chain`), so the build filters and the tau2 grading run on it unchanged.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lab.env.environment import Access, Environment, Step
+from lab.env.errors import ToolRefused, error_line
+from lab.env.schema import Tool, Toolbox
 from lab.errors import LabInputError
-from lab.synth.domain import DomainError, Step, Tool, Toolbox, error_line
 from lab.synth.generic import add_generic_tools
 
 #: Argument annotations the generated code may use, and the Python types the checks use for them.
@@ -51,8 +53,11 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DomainError(ValueError):
+class ToolRefused(ValueError):
     pass
+
+
+DomainError = ToolRefused  # the name domain.py files exported before lab.env raise
 
 '''
 
@@ -78,7 +83,7 @@ def _run(request):
                 raise TypeError(f"returned {type(text).__name__}, not str")
             _json.dumps(db)
             steps.append({"text": text, "error": None, "hash": _hash(db) if write and call["hash"] else None})
-        except DomainError as exc:
+        except ToolRefused as exc:
             steps.append({"text": str(exc), "error": "refused", "hash": None})
         except Exception as exc:
             steps.append({"text": f"{type(exc).__name__}: {exc}", "error": "crashed", "hash": None})
@@ -149,7 +154,7 @@ class CodeTools:
 
 
 def _sandboxed(*_: Any, **__: Any) -> str:
-    raise DomainError("this tool runs only in the sandbox")
+    raise ToolRefused("this tool runs only in the sandbox")
 
 
 def read_tools(code: str) -> CodeTools:
@@ -203,7 +208,7 @@ def read_now(code: str) -> str | None:
     return None
 
 
-def _tool(node: ast.FunctionDef, kind: str) -> Tool:
+def _tool(node: ast.FunctionDef, access: Access) -> Tool:
     args = node.args
     if not args.args or args.args[0].arg != "db":
         raise TypeError(f"tool {node.name}: the first parameter must be db")
@@ -220,7 +225,7 @@ def _tool(node: ast.FunctionDef, kind: str) -> Tool:
     if extra:
         raise TypeError(f"tool {node.name}: the only keyword-only argument may be now, got {extra}")
     needs_now = bool(args.kwonlyargs)
-    return Tool.described(node.name, kind, _sandboxed, arguments, ast.get_docstring(node) or "", needs_now)
+    return Tool.described(node.name, access, _sandboxed, arguments, ast.get_docstring(node) or "", needs_now)
 
 
 def _in_thread(coroutine: Any) -> Any:
@@ -258,7 +263,7 @@ def run_code(code: str, request: dict[str, Any], timeout_s: float = 60.0) -> dic
 
 
 @dataclass(frozen=True)
-class SandboxDomain:
+class SandboxDomain(Environment):
     """An LLM-written domain (see the module docstring); its data lives with its tasks, not here."""
 
     name: str
@@ -285,9 +290,9 @@ class SandboxDomain:
                   for c in calls]
         return run_code(self.code, {"op": "isolated", "db": db, "calls": remote, "now": self.now})["steps"]
 
-    def kind(self, name: str) -> str | None:
+    def access(self, name: Any) -> Access | None:
         tool = self.tools.get(name) if isinstance(name, str) else None
-        return tool.kind if tool else None
+        return tool.access if tool else None
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -319,15 +324,15 @@ class SandboxDomain:
                 continue
             try:
                 if not isinstance(arguments, dict):
-                    raise DomainError(f"arguments must be a JSON object, got {type(arguments).__name__}")
+                    raise ToolRefused(f"arguments must be a JSON object, got {type(arguments).__name__}")
                 values = tool.bind(arguments)
-            except DomainError as exc:
+            except ToolRefused as exc:
                 steps.append(Step(error_line(name, str(exc)), True))
                 continue
-            if tool.kind == "generic":
+            if tool.access == "generic":
                 try:
                     steps.append(Step(tool.function(db, **values), False))
-                except DomainError as exc:
+                except ToolRefused as exc:
                     steps.append(Step(error_line(name, str(exc)), True))
                 continue
             steps.append(None)

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lab.synth.domain import Domain, clone, seeded_rng
+from lab.env.state import clone
+from lab.synth.domain import Domain, seeded_rng
 
 PERSONAS = (
     "You are polite and to the point.",
@@ -152,7 +153,7 @@ def tau2_task(task_id: str, domain: Domain, scenario: Scenario, actions: list[di
     is not compared), so an action check never hits tau2's null quirk (TOOLS.md §3.4).
     """
     gold = [{"action_id": f"{task_id}_{k}", "name": action["name"], "arguments": action["arguments"],
-             "compare_args": [] if domain.kind(action["name"]) == "generic" else list(action["arguments"])}
+             "compare_args": [] if domain.access(action["name"]) == "generic" else list(action["arguments"])}
             for k, action in enumerate(actions)]
     return {
         "id": task_id,

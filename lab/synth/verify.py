@@ -22,7 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lab.synth.domain import Domain, canonical_hash, clone
+from lab.env.environment import Environment
+from lab.env.replay import replay_writes, run_actions
+from lab.env.state import canonical_hash, clone
 from lab.synth.tasks import user_visible_text
 
 FILTERS = ("golden_runs", "needs_tools", "writes_count", "communicate_from_reads")
@@ -39,7 +41,7 @@ class GoldenRun:
     idle_writes: list[str]
 
 
-def run_golden(domain: Domain, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> GoldenRun:
+def run_golden(domain: Environment, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> GoldenRun:
     """Every golden action, in order, on a copy of `db`: the gold database and its hash, error lines,
     the outputs of the reads, and the ids of writes that changed nothing. Only writes change the
     state, so the hash is taken once per write; `start_hash` (of `db`) saves the first one."""
@@ -50,7 +52,7 @@ def run_golden(domain: Domain, db: dict[str, Any], task: dict[str, Any], start_h
     for action, step in zip(actions, domain.run_chain(gold, actions)):
         if step.is_error:
             errors.append(f"{action['action_id']}: {step.text}")
-        elif domain.kind(action["name"]) == "read":
+        elif domain.access(action["name"]) == "read":
             reads.append(step.text)
         elif step.hash_after is not None:
             before, current = current, step.hash_after
@@ -59,25 +61,15 @@ def run_golden(domain: Domain, db: dict[str, Any], task: dict[str, Any], start_h
     return GoldenRun(gold, current, errors, reads, idle)
 
 
-def replay_writes(domain: Domain, db: dict[str, Any], calls: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """A trajectory's end state: a copy of `db` after its WRITE calls (`{name, arguments}`), in order;
-    reads, unknown tools and refused writes change nothing."""
-    state = clone(db)
-    domain.run_chain(state, [c for c in calls if domain.kind(c.get("name")) == "write"], hash_writes=False)
-    return state
-
-
-def db_check(domain: Domain, db: dict[str, Any], task: dict[str, Any], calls: Iterable[dict[str, Any]],
+def db_check(domain: Environment, db: dict[str, Any], task: dict[str, Any], calls: Iterable[dict[str, Any]],
              gold_hash: str | None = None) -> bool:
     """tau2's DB criterion: the trajectory's replayed state hashes like the task's gold state.
 
     `gold_hash` (a `Verdict.gold_hash`) saves rebuilding the gold state when many trajectories of one
     task are graded, as in a GRPO group.
     """
-    if gold_hash is None:
-        gold = clone(db)
-        domain.run_chain(gold, task["evaluation_criteria"]["actions"], hash_writes=False)  # a failing one changes nothing
-        gold_hash = canonical_hash(gold)
+    if gold_hash is None:  # a failing golden action changes nothing
+        gold_hash = canonical_hash(run_actions(domain, db, task["evaluation_criteria"]["actions"]))
     return canonical_hash(replay_writes(domain, db, calls)) == gold_hash
 
 
@@ -95,7 +87,7 @@ class Verdict:
     gold_hash: str
 
 
-def verify_task(domain: Domain, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> Verdict:
+def verify_task(domain: Environment, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> Verdict:
     """Run the filters on one task; `start_hash` (of `db`) may be passed to save hashing it again."""
     start_hash = start_hash or canonical_hash(db)
     run = run_golden(domain, db, task, start_hash)
@@ -119,7 +111,7 @@ def tally(verdicts: Iterable[Verdict]) -> dict[str, int]:
     return counts
 
 
-def verify_tasks(domain: Domain, db: dict[str, Any],
+def verify_tasks(domain: Environment, db: dict[str, Any],
                  tasks: Iterable[dict[str, Any]]) -> tuple[list[Verdict], dict[str, int]]:
     """Per-task verdicts, in order, and the per-filter counts."""
     start_hash = canonical_hash(db)

@@ -69,7 +69,7 @@ class ToolContext:
     #: (`lab.world.task.finding`), tracked by the rollout engine; simulated models then count evidence
     #: only from these. None outside a rollout (a tool called directly): the prompt alone decides.
     findings: list[str] | None = None
-    #: Per-rollout state of stateful tools, keyed by tool domain (e.g. the bookshop's `DomainSession`).
+    #: Per-rollout state of stateful tools, keyed by tool domain (e.g. a `lab.env.state.Session`).
     state: dict[str, Any] = field(default_factory=dict)
     #: Round protocol (`lab.rollout.rounds`): the context the environment built for this round (documents,
     #: programs and outputs), which slot tools hand their model in place of the transcript. None otherwise.

@@ -1,10 +1,11 @@
 """The tau2-like tool domain: a bookshop's database and the operations its tools perform.
 
 Why plain functions over a dict: the same operations serve the tools a rollout calls
-(`lab.world.domain_tools`) and the checker that replays golden actions on a fresh copy, so the two
-cannot drift apart. Every operation validates its inputs against the database and the shop's policy
-(only pending orders can be cancelled or re-addressed, only delivered ones returned) and raises
-`DomainError` with a sentence an agent can act on.
+(`lab.world.domain_tools`) and the check that replays golden actions on a fresh copy
+(`lab.env.grading.state_check`), both through `BOOKSHOP.call`, so the two cannot drift apart. Every
+operation validates its inputs against the database and the shop's policy (only pending orders can be
+cancelled or re-addressed, only delivered ones returned) and raises `ToolRefused` with a sentence an
+agent can act on.
 
 Database shape (JSON): `{"customers": {id: {...}}, "books": {id: {...}}, "orders": {id: {...}}}`.
 """
@@ -12,11 +13,12 @@ Database shape (JSON): `{"customers": {id: {...}}, "books": {id: {...}}, "orders
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import Any
 
-import orjson
-
+from lab.env.environment import Access, Environment
+from lab.env.errors import ToolRefused
 from lab.world.names import NameForge
 
 STATUSES = ["pending", "processing", "shipped", "delivered"]
@@ -24,10 +26,6 @@ CANCEL_REASONS = ["no longer needed", "ordered by mistake"]
 _STREETS = ["Elm Row", "Quarry Lane", "Mill Street", "Harbour Walk", "Chapel Close", "Orchard Way", "Kiln Road"]
 _TITLE_WORDS = ["Glass", "Orchard", "River", "Lantern", "Winter", "Salt", "Copper", "Silent", "Paper", "Tide",
                 "Harvest", "Garden", "Shadow", "Clock", "Ember", "Hollow", "Meadow", "Signal"]
-
-
-class DomainError(ValueError):
-    """A refused or impossible operation; tools turn it into an error observation."""
 
 
 def make_db(n_customers: int, rng: random.Random, forge: NameForge) -> dict[str, Any]:
@@ -66,23 +64,19 @@ def random_address(rng: random.Random, forge: NameForge) -> dict[str, str]:
             "zip": f"{rng.randint(10000, 99999)}"}
 
 
-def clone(db: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a database; an orjson round trip is far faster than `copy.deepcopy` on plain data."""
-    return orjson.loads(orjson.dumps(db))
-
 
 # ---- operations (the tools' bodies) ----------------------------------------------------------------
 
 
 def _customer(db: dict, customer_id: str) -> dict:
     if customer_id not in db["customers"]:
-        raise DomainError(f"no customer with id '{customer_id}'")
+        raise ToolRefused(f"no customer with id '{customer_id}'")
     return db["customers"][customer_id]
 
 
 def _order(db: dict, order_id: str) -> dict:
     if order_id not in db["orders"]:
-        raise DomainError(f"no order with id '{order_id}' (order ids look like '#O05001')")
+        raise ToolRefused(f"no order with id '{order_id}' (order ids look like '#O05001')")
     return db["orders"][order_id]
 
 
@@ -90,14 +84,14 @@ def find_customer_by_email(db: dict, email: str) -> str:
     for cid, c in db["customers"].items():
         if c["email"].lower() == email.strip().lower():
             return cid
-    raise DomainError(f"no customer with email '{email}'")
+    raise ToolRefused(f"no customer with email '{email}'")
 
 
 def find_customer_by_name(db: dict, name: str, zip: str) -> str:  # noqa: A002 - the field is called zip
     for cid, c in db["customers"].items():
         if c["name"].lower() == name.strip().lower() and c["address"]["zip"] == zip.strip():
             return cid
-    raise DomainError(f"no customer named '{name}' with zip code '{zip}'")
+    raise ToolRefused(f"no customer named '{name}' with zip code '{zip}'")
 
 
 def get_customer(db: dict, customer_id: str) -> dict:
@@ -119,16 +113,16 @@ def get_order(db: dict, order_id: str) -> dict:
 def search_books(db: dict, query: str) -> list[dict]:
     q = query.strip().lower()
     if not q:
-        raise DomainError("empty search query")
+        raise ToolRefused("empty search query")
     return [copy.deepcopy(b) for b in db["books"].values() if q in b["title"].lower() or q in b["author"].lower()]
 
 
 def cancel_order(db: dict, order_id: str, reason: str) -> dict:
     order = _order(db, order_id)
     if order["status"] != "pending":
-        raise DomainError(f"order {order_id} is {order['status']}; only pending orders can be cancelled")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only pending orders can be cancelled")
     if reason not in CANCEL_REASONS:
-        raise DomainError(f"reason must be one of {CANCEL_REASONS}")
+        raise ToolRefused(f"reason must be one of {CANCEL_REASONS}")
     order["status"], order["cancel_reason"] = "cancelled", reason
     for item in order["items"]:  # cancelled copies go back on the shelf
         db["books"][item["book_id"]]["stock"] += item["quantity"]
@@ -138,11 +132,11 @@ def cancel_order(db: dict, order_id: str, reason: str) -> dict:
 def return_items(db: dict, order_id: str, book_ids: list[str]) -> dict:
     order = _order(db, order_id)
     if order["status"] != "delivered":
-        raise DomainError(f"order {order_id} is {order['status']}; only delivered orders can be returned")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only delivered orders can be returned")
     in_order = {i["book_id"] for i in order["items"]}
     unknown = [b for b in book_ids if b not in in_order]
     if not book_ids or unknown:
-        raise DomainError(f"book ids {unknown or book_ids} are not items of order {order_id}")
+        raise ToolRefused(f"book ids {unknown or book_ids} are not items of order {order_id}")
     order["status"] = "return requested"
     order["returned_book_ids"] = sorted(set(book_ids))
     return copy.deepcopy(order)
@@ -151,7 +145,7 @@ def return_items(db: dict, order_id: str, book_ids: list[str]) -> dict:
 def update_order_address(db: dict, order_id: str, street: str, city: str, zip: str) -> dict:  # noqa: A002
     order = _order(db, order_id)
     if order["status"] != "pending":
-        raise DomainError(f"order {order_id} is {order['status']}; only pending orders can change address")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only pending orders can change address")
     order["shipping_address"] = {"street": street, "city": city, "zip": zip}
     return copy.deepcopy(order)
 
@@ -162,7 +156,7 @@ def update_customer_address(db: dict, customer_id: str, street: str, city: str, 
     return copy.deepcopy(customer)
 
 
-#: name -> (function, does it write, one-line description); the tools and the replay both use this table.
+#: name -> (function, does it write, one-line description): what `BOOKSHOP` runs and the tools describe.
 OPERATIONS: dict[str, tuple[Any, bool, str]] = {
     "find_customer_by_email": (find_customer_by_email, False, "Find a customer's id from their email address."),
     "find_customer_by_name": (find_customer_by_name, False, "Find a customer's id from full name and zip code."),
@@ -178,25 +172,31 @@ OPERATIONS: dict[str, tuple[Any, bool, str]] = {
 }
 
 
-def apply(db: dict, name: str, arguments: dict[str, Any]) -> Any:
-    """Run one operation by name on `db` (mutating it for writes)."""
-    if name not in OPERATIONS:
-        raise DomainError(f"unknown bookshop operation '{name}'")
-    try:
-        return OPERATIONS[name][0](db, **arguments)
-    except TypeError as exc:  # wrong argument names: the tool layer validates first, replay may not
-        raise DomainError(f"bad arguments for {name}: {exc}") from None
 
+class BookshopEnvironment(Environment):
+    """The shop as a `lab.env` environment: the operations above, each call answered as JSON text
+    (sorted keys) or one `Error: ...` line. Arguments are checked against the tools' schemas before
+    a rollout's call gets here (`lab.world.domain_tools`); a replayed action is not, so a call that
+    does not fit an operation (a missing or unknown argument, a wrong type) is refused here."""
 
-def replay(initial_db: dict, actions: list[dict]) -> dict:
-    """A fresh copy of `initial_db` after `actions` ({name, arguments}); refused actions change nothing."""
-    db = clone(initial_db)
-    for action in actions:
-        arguments = action.get("arguments") if isinstance(action, dict) else None
+    name = "bookshop"
+
+    def access(self, name: Any) -> Access | None:
+        operation = OPERATIONS.get(name) if isinstance(name, str) else None
+        return None if operation is None else ("write" if operation[1] else "read")
+
+    def call(self, db: dict[str, Any], name: Any, arguments: Any) -> tuple[str, bool]:
+        if self.access(name) is None:
+            return f"Error: unknown bookshop operation '{name}'", True
         if not isinstance(arguments, dict):
-            continue  # a malformed action changes nothing, as a malformed tool call would not run
+            return f"Error: the arguments of {name} must be a JSON object", True
         try:
-            apply(db, action["name"], dict(arguments))
-        except (DomainError, KeyError, TypeError, AttributeError, ValueError):
-            continue  # as in a rollout, a refused call leaves the database as it was
-    return db
+            result = OPERATIONS[name][0](db, **arguments)
+        except TypeError as exc:  # wrong argument names
+            return f"Error: bad arguments for {name}: {exc}", True
+        except (ToolRefused, KeyError, AttributeError, ValueError) as exc:
+            return f"Error: {exc}", True
+        return json.dumps(result, sort_keys=True), False
+
+
+BOOKSHOP = BookshopEnvironment()

@@ -3,7 +3,7 @@
 As in tau2-bench, the question is the user's instruction (what a user simulator is told), the answer is
 the list of golden actions (`{"name", "arguments"}`), and success is judged by replaying the golden
 actions on a fresh copy of the database and comparing it with the rollout's final database
-(`lab.world.domain_tools.check_db`). Each task uses its own customer, so tasks never interfere.
+(`lab.env.grading.state_check`). Each task uses its own customer, so tasks never interfere.
 
 Difficulty: one write identified by id is easy; finding the order from a book title, or returning
 items by title, is medium; two writes in one conversation, or a request the shop's policy refuses

@@ -12,8 +12,9 @@ import json
 import subprocess
 import sys
 
+from lab.env.state import clone
 from lab.graders import numeric_match
-from lab.world.bookshop import DomainError, apply, clone
+from lab.world.bookshop import BOOKSHOP
 from lab.world.corpus import Document
 from lab.world.task import WorldTask
 
@@ -82,8 +83,7 @@ def self_check(docs: list[Document], tasks: list[WorldTask], db: dict) -> list[s
 def _golden_problems(task: WorldTask, shop: dict) -> list[str]:
     """Every golden action must be accepted by the shop's policy (a refused one would make the task unsolvable)."""
     for action in task.answer:
-        try:
-            apply(shop, action["name"], dict(action["arguments"]))
-        except DomainError as exc:
-            return [f"{task.task_id}: golden action {action['name']} refused: {exc}"]
+        text, refused = BOOKSHOP.call(shop, action["name"], dict(action["arguments"]))
+        if refused:
+            return [f"{task.task_id}: golden action {action['name']} refused: {text.removeprefix('Error: ')}"]
     return []

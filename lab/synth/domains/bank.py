@@ -16,7 +16,9 @@ import hashlib
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, clock_day, id_by_email, lookup, next_id
 from lab.synth.domains.bank_data import (
     DISPUTE_DAYS,
     EXTERNAL_TRANSFER_LIMIT,
@@ -40,14 +42,14 @@ box = Toolbox()
 
 def _amount(amount: float) -> float:
     if amount <= 0 or round(amount, 2) != amount:
-        raise DomainError(f"amount must be more than 0 with at most two decimals, got {amount}")
+        raise ToolRefused(f"amount must be more than 0 with at most two decimals, got {amount}")
     return amount
 
 
 def _open_account(db: dict, account_id: str) -> dict:
     account = lookup(db, "accounts", account_id, "account")
     if account["status"] != "open":
-        raise DomainError(f"account {account_id} is {account['status']}; it can neither send nor receive money")
+        raise ToolRefused(f"account {account_id} is {account['status']}; it can neither send nor receive money")
     return account
 
 
@@ -82,7 +84,7 @@ def find_customer_by_name_dob(db: dict, first_name: str, last_name: str, date_of
         if (c["first_name"].lower(), c["last_name"].lower(), c["date_of_birth"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), date_of_birth.strip()):
             return cid
-    raise DomainError(f"no customer named '{first_name} {last_name}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no customer named '{first_name} {last_name}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -161,10 +163,10 @@ def transfer_funds(db: dict, from_account_id: str, to_account_id: str, amount: f
     amount: dollars, more than 0, at most two decimals, at most the source balance.
     """
     if from_account_id == to_account_id:
-        raise DomainError("the two accounts must differ")
+        raise ToolRefused("the two accounts must differ")
     source, _ = _open_account(db, from_account_id), _open_account(db, to_account_id)
     if _amount(amount) > source["balance"]:
-        raise DomainError(f"amount {amount} exceeds the balance of {from_account_id}")
+        raise ToolRefused(f"amount {amount} exceeds the balance of {from_account_id}")
     transfer_id = next_id(db["transfers"], "TRF-", 5)
     transfer = Transfer(transfer_id=transfer_id, from_account_id=from_account_id, to_account_id=to_account_id,
                         amount=amount, status="completed", scheduled_for=now[:10], created_at=now).model_dump(mode="json")
@@ -182,7 +184,7 @@ def cancel_scheduled_transfer(db: dict, transfer_id: str, *, now: str) -> str:
     """
     transfer = lookup(db, "transfers", transfer_id, "transfer")
     if transfer["status"] != "scheduled" or transfer["scheduled_for"] <= now[:10]:
-        raise DomainError(f"transfer {transfer_id} is {transfer['status']} for {transfer['scheduled_for']}; "
+        raise ToolRefused(f"transfer {transfer_id} is {transfer['status']} for {transfer['scheduled_for']}; "
                           "only transfers scheduled for a later day can be cancelled")
     transfer["status"] = "cancelled"
     return as_json(transfer)
@@ -197,7 +199,7 @@ def block_card(db: dict, card_id: str, reason: BlockReason) -> str:
     """
     card = lookup(db, "cards", card_id, "card")
     if card["status"] != "active":
-        raise DomainError(f"card {card_id} is already {card['status']} ({card['block_reason']})")
+        raise ToolRefused(f"card {card_id} is already {card['status']} ({card['block_reason']})")
     card["status"], card["block_reason"] = "blocked", reason
     return as_json(card)
 
@@ -210,7 +212,7 @@ def unblock_card(db: dict, card_id: str) -> str:
     """
     card = lookup(db, "cards", card_id, "card")
     if card["status"] != "blocked" or card["block_reason"] != "suspected_fraud":
-        raise DomainError(f"card {card_id} is {card['status']} ({card['block_reason']}); only cards blocked for "
+        raise ToolRefused(f"card {card_id} is {card['status']} ({card['block_reason']}); only cards blocked for "
                           "suspected fraud can be unblocked")
     card["status"], card["block_reason"] = "active", None
     return as_json(card)
@@ -224,7 +226,7 @@ def replace_card(db: dict, card_id: str, *, now: str) -> str:
     """
     card = lookup(db, "cards", card_id, "card")
     if card["block_reason"] not in ("lost", "stolen", "damaged") or card["replaced_by"] is not None:
-        raise DomainError(f"card {card_id} is {card['status']} ({card['block_reason']}, replaced by "
+        raise ToolRefused(f"card {card_id} is {card['status']} ({card['block_reason']}, replaced by "
                           f"{card['replaced_by']}); only unreplaced lost, stolen or damaged cards can be replaced")
     new_id = next_id(db["cards"], "CRD-", 5)
     start = int.from_bytes(hashlib.sha256(new_id.encode()).digest()[:4], "big") % 10_000
@@ -246,9 +248,9 @@ def set_card_daily_limit(db: dict, card_id: str, daily_limit: int) -> str:
     """
     card = lookup(db, "cards", card_id, "card")
     if card["status"] != "active":
-        raise DomainError(f"card {card_id} is {card['status']}; only active cards have a limit to change")
+        raise ToolRefused(f"card {card_id} is {card['status']}; only active cards have a limit to change")
     if not 100 <= daily_limit <= 5000 or daily_limit % 100:
-        raise DomainError(f"daily_limit must be a multiple of 100 from 100 to 5000, got {daily_limit}")
+        raise ToolRefused(f"daily_limit must be a multiple of 100 from 100 to 5000, got {daily_limit}")
     card["daily_limit"] = daily_limit
     return as_json(card)
 
@@ -262,11 +264,11 @@ def dispute_transaction(db: dict, transaction_id: str, reason: DisputeReason, *,
     """
     transaction = lookup(db, "transactions", transaction_id, "transaction")
     if transaction["card_id"] is None or transaction["amount"] >= 0 or transaction["status"] != "posted":
-        raise DomainError(f"transaction {transaction_id} is a {transaction['status']} "
+        raise ToolRefused(f"transaction {transaction_id} is a {transaction['status']} "
                           f"{'card purchase' if transaction['card_id'] else 'non-card entry'}; only posted card "
                           "purchases can be disputed")
     if (clock_day(now) - date.fromisoformat(transaction["posted_on"])).days > DISPUTE_DAYS:
-        raise DomainError(f"transaction {transaction_id} was posted on {transaction['posted_on']}, more than "
+        raise ToolRefused(f"transaction {transaction_id} was posted on {transaction['posted_on']}, more than "
                           f"{DISPUTE_DAYS} days ago; it can no longer be disputed")
     transaction["status"], transaction["dispute_reason"] = "disputed", reason
     return as_json(transaction)
@@ -284,11 +286,11 @@ def make_loan_payment(db: dict, loan_id: str, from_account_id: str, amount: floa
     loan = lookup(db, "loans", loan_id, "loan")
     account = _open_account(db, from_account_id)
     if loan["status"] != "active":
-        raise DomainError(f"loan {loan_id} is {loan['status']}")
+        raise ToolRefused(f"loan {loan_id} is {loan['status']}")
     if account["customer_id"] != loan["customer_id"]:
-        raise DomainError(f"account {from_account_id} does not belong to the borrower of {loan_id}")
+        raise ToolRefused(f"account {from_account_id} does not belong to the borrower of {loan_id}")
     if _amount(amount) > loan["outstanding"] or amount > account["balance"]:
-        raise DomainError(f"amount {amount} exceeds the outstanding amount of {loan_id} or the balance of "
+        raise ToolRefused(f"amount {amount} exceeds the outstanding amount of {loan_id} or the balance of "
                           f"{from_account_id}")
     _post(db, from_account_id, -amount, f"Loan payment {loan_id}", now)
     loan["outstanding"] = round(loan["outstanding"] - amount, 2)
@@ -311,7 +313,7 @@ def update_customer_address(db: dict, customer_id: str, street: str, city: str, 
     """
     customer = lookup(db, "customers", customer_id, "customer")
     if not street.strip() or not city.strip() or not re.fullmatch(r"[0-9]{5}", zip):
-        raise DomainError(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
+        raise ToolRefused(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
     customer["address"] = {"street": street, "city": city, "zip": zip}
     return as_json(customer)
 

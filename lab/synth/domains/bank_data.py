@@ -18,8 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from lab.env.errors import ToolRefused
 from lab.synth import people
-from lab.synth.domain import DomainError, Record, next_id, seeded_rng
+from lab.synth.domain import Record, next_id, seeded_rng
 from lab.synth.people import Address
 
 NOW = "2025-06-16T09:30:00"
@@ -130,7 +131,7 @@ def last_four(start: int, used: set[str]) -> str:
         if digits not in used:
             used.add(digits)
             return digits
-    raise DomainError("no card numbers left")
+    raise ToolRefused("no card numbers left")
 
 
 def _transactions(db: dict, rng: Any, account: dict, card_ids: list[str]) -> None:

@@ -17,7 +17,9 @@ standings rules are in `lab.synth.domains.basketball_data`.
 
 from __future__ import annotations
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.basketball_data import (
     CONFERENCES,
     EXCHANGE_CLOSE_HOURS,
@@ -69,7 +71,7 @@ def _upcoming_game(db: dict, game_id: str, now: str) -> dict:
     """The game, if it is scheduled and has not tipped off; only those sell or take tickets."""
     game = lookup(db, "games", game_id, "game")
     if game["status"] != "scheduled" or hours_until(game, now) <= 0:
-        raise DomainError(f"game {game_id} is {game['status']} ({game['date']} {game['tip_off']}); only games that "
+        raise ToolRefused(f"game {game_id} is {game['status']} ({game['date']} {game['tip_off']}); only games that "
                           "have not tipped off take tickets")
     return game
 
@@ -79,7 +81,7 @@ def _active_ticket(db: dict, ticket_id: str, now: str) -> tuple[dict, dict]:
     ticket = lookup(db, "tickets", ticket_id, "ticket")
     game = db["games"][ticket["game_id"]]
     if ticket["status"] != "active" or hours_until(game, now) <= 0:
-        raise DomainError(f"ticket {ticket_id} is {ticket['status']} for a game on {game['date']} {game['tip_off']}; "
+        raise ToolRefused(f"ticket {ticket_id} is {ticket['status']} for a game on {game['date']} {game['tip_off']}; "
                           "only active tickets for games that have not tipped off can change")
     return ticket, game
 
@@ -88,7 +90,7 @@ def _section(db: dict, game: dict, code: str) -> dict:
     arena = db["arenas"][game["arena_id"]]
     section = section_of(arena, code)
     if section is None:
-        raise DomainError(f"{arena['name']} has no section '{code}' (it has "
+        raise ToolRefused(f"{arena['name']} has no section '{code}' (it has "
                           f"{', '.join(s['code'] for s in arena['sections'])})")
     return section
 
@@ -96,7 +98,7 @@ def _section(db: dict, game: dict, code: str) -> dict:
 def _seats(db: dict, game: dict, section: dict, count: int) -> list[str]:
     seats = free_seats(section, taken_seats(db, game["game_id"]))
     if len(seats) < count:
-        raise DomainError(f"section {section['code']} has {len(seats)} free seats for game {game['game_id']}, "
+        raise ToolRefused(f"section {section['code']} has {len(seats)} free seats for game {game['game_id']}, "
                           f"{count} asked for")
     return seats[:count]
 
@@ -122,7 +124,7 @@ def find_fan_by_name_phone(db: dict, first_name: str, last_name: str, phone: str
         if (fan["first_name"].lower(), fan["last_name"].lower(), fan["phone"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), phone.strip()):
             return fan_id
-    raise DomainError(f"no fan named '{first_name} {last_name}' with phone '{phone}'")
+    raise ToolRefused(f"no fan named '{first_name} {last_name}' with phone '{phone}'")
 
 
 @box.read
@@ -147,7 +149,7 @@ def search_teams(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([{**team, "arena": db["arenas"][team["arena_id"]]["name"]} for team in db["teams"].values()
                     if text in team["name"].lower() or text in team["city"].lower()])
 
@@ -187,7 +189,7 @@ def get_standings(db: dict, conference: str) -> str:
     """
     name = conference.strip().capitalize()
     if name not in CONFERENCES:
-        raise DomainError(f"conference must be one of {list(CONFERENCES)}, got {conference!r}")
+        raise ToolRefused(f"conference must be one of {list(CONFERENCES)}, got {conference!r}")
     return as_json(standings(db, name))
 
 
@@ -258,7 +260,7 @@ def buy_tickets(db: dict, fan_id: str, game_id: str, section: str, quantity: int
     game = _upcoming_game(db, game_id, now)
     found = _section(db, game, section)
     if not 1 <= quantity <= MAX_TICKETS_PER_CALL:
-        raise DomainError(f"quantity must be from 1 to {MAX_TICKETS_PER_CALL}, got {quantity}")
+        raise ToolRefused(f"quantity must be from 1 to {MAX_TICKETS_PER_CALL}, got {quantity}")
     sold = []
     for seat in _seats(db, game, found, quantity):
         ticket_id = next_id(db["tickets"], "TKT-", 5)
@@ -281,11 +283,11 @@ def exchange_ticket(db: dict, ticket_id: str, game_id: str, *, now: str) -> str:
     """
     ticket, game = _active_ticket(db, ticket_id, now)
     if hours_until(game, now) < EXCHANGE_CLOSE_HOURS:
-        raise DomainError(f"exchanges close {EXCHANGE_CLOSE_HOURS} hours before tip-off; game {game['game_id']} "
+        raise ToolRefused(f"exchanges close {EXCHANGE_CLOSE_HOURS} hours before tip-off; game {game['game_id']} "
                           f"tips off {game['date']} {game['tip_off']}")
     new = _upcoming_game(db, game_id, now)
     if new["game_id"] == game["game_id"] or new["home_team_id"] != game["home_team_id"]:
-        raise DomainError(f"the new game must be another home game of {_team_name(db, game['home_team_id'])}, "
+        raise ToolRefused(f"the new game must be another home game of {_team_name(db, game['home_team_id'])}, "
                           f"got {game_id}")
     section = _section(db, new, ticket["section"])
     (seat,) = _seats(db, new, section, 1)
@@ -307,7 +309,7 @@ def upgrade_ticket(db: dict, ticket_id: str, section: str, *, now: str) -> str:
     ticket, game = _active_ticket(db, ticket_id, now)
     current, target = _section(db, game, ticket["section"]), _section(db, game, section)
     if TIERS.index(target["tier"]) <= TIERS.index(current["tier"]):
-        raise DomainError(f"section {section} is {target['tier']}; an upgrade from {current['tier']} section "
+        raise ToolRefused(f"section {section} is {target['tier']}; an upgrade from {current['tier']} section "
                           f"{current['code']} must go to a higher tier")
     (seat,) = _seats(db, game, target, 1)
     ticket.update(section=section, seat=seat, price=ticket_price(target, game, db["fans"][ticket["fan_id"]]))
@@ -340,11 +342,11 @@ def place_merch_order(db: dict, fan_id: str, product_id: str, size: str, quantit
     fan = lookup(db, "fans", fan_id, "fan")
     product = lookup(db, "products", product_id, "product")
     if size not in product["stock"]:
-        raise DomainError(f"{product['name']} comes in {', '.join(product['stock'])}, not {size!r}")
+        raise ToolRefused(f"{product['name']} comes in {', '.join(product['stock'])}, not {size!r}")
     if not 1 <= quantity <= MAX_MERCH_QUANTITY:
-        raise DomainError(f"quantity must be from 1 to {MAX_MERCH_QUANTITY}, got {quantity}")
+        raise ToolRefused(f"quantity must be from 1 to {MAX_MERCH_QUANTITY}, got {quantity}")
     if quantity > product["stock"][size]:
-        raise DomainError(f"{product['name']} size {size} has {product['stock'][size]} in stock, {quantity} asked for")
+        raise ToolRefused(f"{product['name']} size {size} has {product['stock'][size]} in stock, {quantity} asked for")
     unit = merch_price(product, fan)
     order_id = next_id(db["merch_orders"], "ORD-", 4)
     order = MerchOrder(order_id=order_id, fan_id=fan_id, product_id=product_id, size=size, quantity=quantity,
@@ -363,7 +365,7 @@ def cancel_merch_order(db: dict, order_id: str) -> str:
     """
     order = lookup(db, "merch_orders", order_id, "merchandise order")
     if order["status"] != "placed":
-        raise DomainError(f"order {order_id} is {order['status']}; only placed orders that have not shipped can be "
+        raise ToolRefused(f"order {order_id} is {order['status']}; only placed orders that have not shipped can be "
                           "cancelled")
     db["products"][order["product_id"]]["stock"][order["size"]] += order["quantity"]
     order.update(status="cancelled", refund=order["total"])

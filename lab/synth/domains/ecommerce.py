@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.ecommerce_data import (
     EXPRESS_FEE,
     FREE_SHIPPING_FROM,
@@ -51,7 +53,7 @@ def _open_order(db: dict, order_id: str) -> dict:
     """The order, if it has not shipped yet (pending or processing); only those can change."""
     order = lookup(db, "orders", order_id, "order")
     if order["status"] not in ("pending", "processing"):
-        raise DomainError(f"order {order_id} is {order['status']}; only pending or processing orders can change")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only pending or processing orders can change")
     return order
 
 
@@ -64,7 +66,7 @@ def _check_charge(db: dict, order: dict, new_total: float) -> float:
     delta = round(new_total - order["total"], 2)
     method = db["payment_methods"][order["payment_method_id"]]
     if method["kind"] == "gift_card" and delta > method["balance"]:
-        raise DomainError(f"the gift card {method['method_id']} holds {method['balance']}, the order would cost "
+        raise ToolRefused(f"the gift card {method['method_id']} holds {method['balance']}, the order would cost "
                           f"{delta} more")
     return delta
 
@@ -97,7 +99,7 @@ def find_customer_by_name_zip(db: dict, first_name: str, last_name: str, zip: st
         if (c["first_name"].lower(), c["last_name"].lower(), c["address"]["zip"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), zip.strip()):
             return customer_id
-    raise DomainError(f"no customer named '{first_name} {last_name}' with zip code '{zip}'")
+    raise ToolRefused(f"no customer named '{first_name} {last_name}' with zip code '{zip}'")
 
 
 @box.read
@@ -129,7 +131,7 @@ def search_products(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([p for p in db["products"].values()
                     if text in p["name"].lower() or text in p["brand"].lower() or text in p["category"]])
 
@@ -198,20 +200,20 @@ def place_order(db: dict, customer_id: str, variant_ids: list[str], payment_meth
     customer = lookup(db, "customers", customer_id, "customer")
     method = lookup(db, "payment_methods", payment_method_id, "payment method")
     if method["customer_id"] != customer_id:
-        raise DomainError(f"payment method {payment_method_id} does not belong to {customer_id}")
+        raise ToolRefused(f"payment method {payment_method_id} does not belong to {customer_id}")
     if not 1 <= len(variant_ids) <= MAX_ITEMS:
-        raise DomainError(f"variant_ids must name from 1 to {MAX_ITEMS} pieces, got {len(variant_ids)}")
+        raise ToolRefused(f"variant_ids must name from 1 to {MAX_ITEMS} pieces, got {len(variant_ids)}")
     lines = []
     for variant_id in sorted(set(variant_ids)):
         variant = lookup(db, "variants", variant_id, "variant")
         count = variant_ids.count(variant_id)
         if count > variant["stock"]:
-            raise DomainError(f"variant {variant_id} has {variant['stock']} in stock, {count} asked for")
+            raise ToolRefused(f"variant {variant_id} has {variant['stock']} in stock, {count} asked for")
         lines.append(OrderLine(variant_id=variant_id, product_name=db["products"][variant["product_id"]]["name"],
                                option=variant["option"], quantity=count, unit_price=variant["price"]).model_dump())
     totals = order_totals(lines, 0, "standard")
     if method["kind"] == "gift_card" and totals["total"] > method["balance"]:
-        raise DomainError(f"the gift card {payment_method_id} holds {method['balance']}, the order costs "
+        raise ToolRefused(f"the gift card {payment_method_id} holds {method['balance']}, the order costs "
                           f"{totals['total']}")
     order_id = next_id(db["orders"], "ORD-", 5)
     order = Order(order_id=order_id, customer_id=customer_id, items=lines, coupon_code=None, **totals,
@@ -251,7 +253,7 @@ def modify_order_address(db: dict, order_id: str, street: str, city: str, zip: s
     """
     order = _open_order(db, order_id)
     if not street.strip() or not city.strip() or not re.fullmatch(r"[0-9]{5}", zip):
-        raise DomainError(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
+        raise ToolRefused(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
     order["shipping_address"] = {"street": street, "city": city, "zip": zip}
     return as_json(order)
 
@@ -267,14 +269,14 @@ def change_order_item(db: dict, order_id: str, variant_id: str, new_variant_id: 
     order = _open_order(db, order_id)
     line = next((item for item in order["items"] if item["variant_id"] == variant_id), None)
     if line is None:
-        raise DomainError(f"variant {variant_id} is not in order {order_id}")
+        raise ToolRefused(f"variant {variant_id} is not in order {order_id}")
     new = lookup(db, "variants", new_variant_id, "variant")
     if new["product_id"] != db["variants"][variant_id]["product_id"] or new_variant_id == variant_id:
-        raise DomainError(f"variant {new_variant_id} is not another variant of the same product as {variant_id}")
+        raise ToolRefused(f"variant {new_variant_id} is not another variant of the same product as {variant_id}")
     if any(item["variant_id"] == new_variant_id for item in order["items"]):
-        raise DomainError(f"variant {new_variant_id} is already in order {order_id}")
+        raise ToolRefused(f"variant {new_variant_id} is already in order {order_id}")
     if new["stock"] < line["quantity"]:
-        raise DomainError(f"variant {new_variant_id} has {new['stock']} in stock, {line['quantity']} needed")
+        raise ToolRefused(f"variant {new_variant_id} has {new['stock']} in stock, {line['quantity']} needed")
     lines = [{**item, "variant_id": new_variant_id, "option": new["option"], "unit_price": new["price"]}
              if item is line else item for item in order["items"]]
     totals = order_totals(lines, _percent(db, order), order["shipping_speed"])
@@ -297,14 +299,14 @@ def apply_coupon(db: dict, order_id: str, code: str, *, now: str) -> str:
     order = _open_order(db, order_id)
     coupon = lookup(db, "coupons", code.strip().upper(), "coupon")
     if order["coupon_code"] is not None:
-        raise DomainError(f"order {order_id} already has coupon {order['coupon_code']}; one coupon per order")
+        raise ToolRefused(f"order {order_id} already has coupon {order['coupon_code']}; one coupon per order")
     if coupon["expires_on"] < now[:10]:
-        raise DomainError(f"coupon {coupon['code']} expired on {coupon['expires_on']}")
+        raise ToolRefused(f"coupon {coupon['code']} expired on {coupon['expires_on']}")
     if order["subtotal"] < coupon["min_subtotal"]:
-        raise DomainError(f"coupon {coupon['code']} needs a subtotal of {coupon['min_subtotal']}, the order has "
+        raise ToolRefused(f"coupon {coupon['code']} needs a subtotal of {coupon['min_subtotal']}, the order has "
                           f"{order['subtotal']}")
     if order["customer_id"] in coupon["used_by"]:
-        raise DomainError(f"customer {order['customer_id']} has already used coupon {coupon['code']}")
+        raise ToolRefused(f"customer {order['customer_id']} has already used coupon {coupon['code']}")
     totals = order_totals(order["items"], coupon["percent_off"], order["shipping_speed"])
     _charge(db, order, _check_charge(db, order, totals["total"]))
     coupon["used_by"].append(order["customer_id"])
@@ -321,7 +323,7 @@ def set_shipping_speed(db: dict, order_id: str, speed: Speed) -> str:
     """
     order = _open_order(db, order_id)
     if order["shipping_speed"] == speed:
-        raise DomainError(f"order {order_id} already ships {speed}")
+        raise ToolRefused(f"order {order_id} already ships {speed}")
     totals = order_totals(order["items"], _percent(db, order), speed)
     _charge(db, order, _check_charge(db, order, totals["total"]))
     order.update(shipping_speed=speed, **totals)
@@ -341,17 +343,17 @@ def request_return(db: dict, order_id: str, variant_id: str, quantity: int, reas
     """
     order = lookup(db, "orders", order_id, "order")
     if order["status"] != "delivered":
-        raise DomainError(f"order {order_id} is {order['status']}; only delivered orders can be returned")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only delivered orders can be returned")
     if (date.fromisoformat(now[:10]) - date.fromisoformat(order["delivered_on"])).days > RETURN_DAYS:
-        raise DomainError(f"order {order_id} was delivered on {order['delivered_on']}, more than {RETURN_DAYS} days "
+        raise ToolRefused(f"order {order_id} was delivered on {order['delivered_on']}, more than {RETURN_DAYS} days "
                           "ago; it can no longer be returned")
     line = next((item for item in order["items"] if item["variant_id"] == variant_id), None)
     if line is None:
-        raise DomainError(f"variant {variant_id} is not in order {order_id}")
+        raise ToolRefused(f"variant {variant_id} is not in order {order_id}")
     returned = sum(r["quantity"] for r in db["returns"].values()
                    if r["order_id"] == order_id and r["variant_id"] == variant_id)
     if not 1 <= quantity <= line["quantity"] - returned:
-        raise DomainError(f"quantity must be from 1 to {line['quantity'] - returned} (ordered {line['quantity']}, "
+        raise ToolRefused(f"quantity must be from 1 to {line['quantity'] - returned} (ordered {line['quantity']}, "
                           f"returned {returned}), got {quantity}")
     return_id = next_id(db["returns"], "RET-", 4)
     refund = round(line["unit_price"] * quantity * (100 - _percent(db, order)) / 100, 2)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import re
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, clock_day, lookup, next_id, parse_day
 from lab.synth.domains.medicine_data import (
     BOOKING_DAYS,
     CONTROLLED_REFILL_DAYS,
@@ -41,7 +43,6 @@ from lab.synth.domains.medicine_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _MEMBER_ID = re.compile(r"[A-Z]{3}[0-9]{6}")
 
 # ---- tools -----------------------------------------------------------------------------------------
@@ -59,27 +60,27 @@ def _bookable(db: dict, doctor: dict, day: str, time: str, now: str) -> None:
     """Raise unless `time` on `day` is a free slot of the doctor, after now and within the booking window."""
     when = parse_day(day, "date")
     if not 0 <= (when - clock_day(now)).days <= BOOKING_DAYS:
-        raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {day}")
+        raise ToolRefused(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {day}")
     slots = slot_times(doctor, when)
     if time not in slots:
         days = ", ".join(f"{s['weekday']} {s['start']}-{s['end']}" for s in doctor["hours"])
-        raise DomainError(f"{_doctor_name(doctor)} sees patients in {SLOT_MINUTES}-minute slots on {days}; "
+        raise ToolRefused(f"{_doctor_name(doctor)} sees patients in {SLOT_MINUTES}-minute slots on {days}; "
                           f"{time!r} on {day} is not one of them")
     if time not in free_times(db, doctor, day, now):
-        raise DomainError(f"{day} {time} with {_doctor_name(doctor)} is taken or already past")
+        raise ToolRefused(f"{day} {time} with {_doctor_name(doctor)} is taken or already past")
 
 
 def _free_for_patient(db: dict, patient_id: str, day: str, time: str) -> None:
     clash = patient_busy(db, patient_id, day, time)
     if clash is not None:
-        raise DomainError(f"patient {patient_id} already has appointment {clash} on {day} at {time}")
+        raise ToolRefused(f"patient {patient_id} already has appointment {clash} on {day} at {time}")
 
 
 def _scheduled(db: dict, appointment_id: str, now: str) -> dict:
     """The appointment, if it is scheduled and has not started yet; only those can change."""
     appointment = lookup(db, "appointments", appointment_id, "appointment")
     if appointment["status"] != "scheduled" or hours_until(appointment["date"], appointment["time"], now) <= 0:
-        raise DomainError(f"appointment {appointment_id} is {appointment['status']} for {appointment['date']} "
+        raise ToolRefused(f"appointment {appointment_id} is {appointment['status']} for {appointment['date']} "
                           f"{appointment['time']}; only scheduled appointments that have not started can change")
     return appointment
 
@@ -87,7 +88,7 @@ def _scheduled(db: dict, appointment_id: str, now: str) -> dict:
 def _active_prescription(db: dict, prescription_id: str) -> dict:
     prescription = lookup(db, "prescriptions", prescription_id, "prescription")
     if prescription["status"] != "active":
-        raise DomainError(f"prescription {prescription_id} is {prescription['status']}; the patient needs a new "
+        raise ToolRefused(f"prescription {prescription_id} is {prescription['status']}; the patient needs a new "
                           "prescription from their doctor")
     return prescription
 
@@ -114,7 +115,7 @@ def find_patient_by_name_dob(db: dict, first_name: str, last_name: str, date_of_
         if (p["first_name"].lower(), p["last_name"].lower(), p["date_of_birth"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), date_of_birth.strip()):
             return patient_id
-    raise DomainError(f"no patient named '{first_name} {last_name}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no patient named '{first_name} {last_name}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -128,7 +129,7 @@ def find_patient_by_phone(db: dict, phone: str, date_of_birth: str) -> str:
     for patient_id, p in db["patients"].items():
         if "".join(ch for ch in p["phone"] if ch.isdigit()) == digits and p["date_of_birth"] == date_of_birth.strip():
             return patient_id
-    raise DomainError(f"no patient with phone '{phone}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no patient with phone '{phone}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -155,7 +156,7 @@ def search_doctors(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     found = []
     for doctor in db["doctors"].values():
         clinic = db["clinics"][doctor["clinic_id"]]
@@ -187,10 +188,10 @@ def find_available_slots(db: dict, doctor_id: str, date: str, *, now: str) -> st
     doctor = lookup(db, "doctors", doctor_id, "doctor")
     when = parse_day(date, "date")
     if not 0 <= (when - clock_day(now)).days <= BOOKING_DAYS:
-        raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
+        raise ToolRefused(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
     if not slot_times(doctor, when):
         days = ", ".join(session["weekday"] for session in doctor["hours"])
-        raise DomainError(f"{_doctor_name(doctor)} does not see patients on {when.strftime('%A').lower()}, "
+        raise ToolRefused(f"{_doctor_name(doctor)} does not see patients on {when.strftime('%A').lower()}, "
                           f"only on {days}")
     return as_json({"doctor_id": doctor_id, "date": date, "free_times": free_times(db, doctor, date, now)})
 
@@ -231,7 +232,7 @@ def search_pharmacies(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([p for p in db["pharmacies"].values() if text in p["name"].lower() or text in p["city"].lower()])
 
 
@@ -267,7 +268,7 @@ def book_appointment(db: dict, patient_id: str, doctor_id: str, date: str, time:
         referral = next((r for r in sorted(db["referrals"].values(), key=lambda r: r["expires_on"])
                          if (r["patient_id"], r["specialty"], r["status"]) == wanted and r["expires_on"] >= date), None)
         if referral is None:
-            raise DomainError(f"patient {patient_id} has no active {doctor['specialty']} referral valid on {date}; "
+            raise ToolRefused(f"patient {patient_id} has no active {doctor['specialty']} referral valid on {date}; "
                               "a specialist appointment needs one")
         referral["status"] = "used"
     appointment_id = next_id(db["appointments"], "APT-", 5)
@@ -290,15 +291,15 @@ def reschedule_appointment(db: dict, appointment_id: str, date: str, time: str, 
     """
     appointment = _scheduled(db, appointment_id, now)
     if hours_until(appointment["date"], appointment["time"], now) < LATE_CANCEL_HOURS:
-        raise DomainError(f"appointment {appointment_id} starts within {LATE_CANCEL_HOURS} hours and can no longer "
+        raise ToolRefused(f"appointment {appointment_id} starts within {LATE_CANCEL_HOURS} hours and can no longer "
                           "be moved, only cancelled")
     if (date, time) == (appointment["date"], appointment["time"]):
-        raise DomainError(f"appointment {appointment_id} is already on {date} at {time}")
+        raise ToolRefused(f"appointment {appointment_id} is already on {date} at {time}")
     _bookable(db, db["doctors"][appointment["doctor_id"]], date, time, now)
     _free_for_patient(db, appointment["patient_id"], date, time)
     referral = db["referrals"].get(appointment["referral_id"])
     if referral is not None and referral["expires_on"] < date:
-        raise DomainError(f"referral {referral['referral_id']} expires on {referral['expires_on']}, before {date}")
+        raise ToolRefused(f"referral {referral['referral_id']} expires on {referral['expires_on']}, before {date}")
     appointment.update(date=date, time=time)
     return as_json(appointment)
 
@@ -327,9 +328,9 @@ def request_refill(db: dict, prescription_id: str, *, now: str) -> str:
     """
     prescription = _active_prescription(db, prescription_id)
     if prescription["refills_remaining"] < 1:
-        raise DomainError(f"prescription {prescription_id} has no refills left; the prescriber must renew it")
+        raise ToolRefused(f"prescription {prescription_id} has no refills left; the prescriber must renew it")
     if prescription["last_filled_on"] >= now[:10]:
-        raise DomainError(f"prescription {prescription_id} was already filled on {prescription['last_filled_on']}")
+        raise ToolRefused(f"prescription {prescription_id} was already filled on {prescription['last_filled_on']}")
     prescription.update(refills_remaining=prescription["refills_remaining"] - 1, last_filled_on=now[:10])
     return as_json(_prescription_view(db, prescription))
 
@@ -344,7 +345,7 @@ def transfer_prescription(db: dict, prescription_id: str, pharmacy_id: str) -> s
     prescription = _active_prescription(db, prescription_id)
     lookup(db, "pharmacies", pharmacy_id, "pharmacy")
     if prescription["pharmacy_id"] == pharmacy_id:
-        raise DomainError(f"prescription {prescription_id} is already at {pharmacy_id}")
+        raise ToolRefused(f"prescription {prescription_id} is already at {pharmacy_id}")
     prescription["pharmacy_id"] = pharmacy_id
     return as_json(_prescription_view(db, prescription))
 
@@ -359,10 +360,10 @@ def update_insurance(db: dict, patient_id: str, provider: Provider, member_id: s
     """
     patient = lookup(db, "patients", patient_id, "patient")
     if not _MEMBER_ID.fullmatch(member_id) or not member_id.startswith(MEMBER_PREFIX[provider]):
-        raise DomainError(f"a {provider} member id is '{MEMBER_PREFIX[provider]}' and six digits, got {member_id!r}")
+        raise ToolRefused(f"a {provider} member id is '{MEMBER_PREFIX[provider]}' and six digits, got {member_id!r}")
     insurance = Insurance(provider=provider, member_id=member_id).model_dump(mode="json")
     if patient["insurance"] == insurance:
-        raise DomainError(f"patient {patient_id} already has this insurance on file")
+        raise ToolRefused(f"patient {patient_id} already has this insurance on file")
     patient["insurance"] = insurance
     return as_json(patient)
 

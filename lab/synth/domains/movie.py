@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, clock_day, id_by_email, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, clock_day, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.movie_data import (
     CHANGE_CUTOFF_HOURS,
     FORMAT_PRICES,
@@ -55,7 +57,7 @@ def _upcoming_showtime(db: dict, showtime_id: str, now: str) -> dict:
     """The showtime, if it has not started yet; only those can be booked or moved to."""
     showtime = lookup(db, "showtimes", showtime_id, "showtime")
     if minutes_until(showtime, now) <= 0:
-        raise DomainError(f"showtime {showtime_id} on {showtime['date']} at {showtime['start']} has already started")
+        raise ToolRefused(f"showtime {showtime_id} on {showtime['date']} at {showtime['start']} has already started")
     return showtime
 
 
@@ -67,7 +69,7 @@ def _open_booking(db: dict, booking_id: str, now: str, before_cutoff: bool) -> d
     limit = CHANGE_CUTOFF_HOURS * 60 if before_cutoff else 1
     if booking["status"] != "booked" or minutes_until(showtime, now) < limit:
         when = f"{CHANGE_CUTOFF_HOURS} hours before the start" if before_cutoff else "the start"
-        raise DomainError(f"booking {booking_id} is {booking['status']} for {showtime['date']} {showtime['start']}; "
+        raise ToolRefused(f"booking {booking_id} is {booking['status']} for {showtime['date']} {showtime['start']}; "
                           f"only booked bookings can change, until {when}")
     return booking
 
@@ -75,16 +77,16 @@ def _open_booking(db: dict, booking_id: str, now: str, before_cutoff: bool) -> d
 def _free_seats(db: dict, showtime: dict, seats: list[str], ignore: str | None = None) -> list[str]:
     """`seats`, once checked: 1 to MAX_SEATS distinct seats on the screen's map, none held by another booking."""
     if not 1 <= len(seats) <= MAX_SEATS or len(set(seats)) != len(seats):
-        raise DomainError(f"seats must be 1 to {MAX_SEATS} different seats, got {seats}")
+        raise ToolRefused(f"seats must be 1 to {MAX_SEATS} different seats, got {seats}")
     screen = db["screens"][showtime["screen_id"]]
     on_map = set(seat_map(screen))
     unknown = [s for s in seats if s not in on_map]
     if unknown:
-        raise DomainError(f"{screen['name']} has rows {''.join(screen['rows'])} of seats 1-{screen['seats_per_row']}; "
+        raise ToolRefused(f"{screen['name']} has rows {''.join(screen['rows'])} of seats 1-{screen['seats_per_row']}; "
                           f"no seat {unknown[0]!r}")
     taken = sorted(taken_seats(db, showtime["showtime_id"], ignore) & set(seats), key=seat_order)
     if taken:
-        raise DomainError(f"seats {', '.join(taken)} are already taken for showtime {showtime['showtime_id']}")
+        raise ToolRefused(f"seats {', '.join(taken)} are already taken for showtime {showtime['showtime_id']}")
     return seats
 
 
@@ -119,7 +121,7 @@ def find_member_by_name_dob(db: dict, first_name: str, last_name: str, date_of_b
         if (m["first_name"].lower(), m["last_name"].lower(), m["date_of_birth"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), date_of_birth.strip()):
             return member_id
-    raise DomainError(f"no member named '{first_name} {last_name}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no member named '{first_name} {last_name}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -144,7 +146,7 @@ def search_cinemas(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([c for c in db["cinemas"].values() if text in c["name"].lower() or text in c["city"].lower()])
 
 
@@ -156,7 +158,7 @@ def search_films(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([f for f in db["films"].values() if text in f["title"].lower() or text in f["genre"].lower()])
 
 
@@ -179,7 +181,7 @@ def search_showtimes(db: dict, cinema_id: str, date: str, *, now: str) -> str:
     """
     lookup(db, "cinemas", cinema_id, "cinema")
     if parse_day(date, "date") < clock_day(now):
-        raise DomainError(f"date must be {now[:10]} or later, got {date}")
+        raise ToolRefused(f"date must be {now[:10]} or later, got {date}")
     screens = {s: screen for s, screen in db["screens"].items() if screen["cinema_id"] == cinema_id}
     held: dict[str, int] = {}
     for booking in db["bookings"].values():
@@ -296,9 +298,9 @@ def change_showtime(db: dict, booking_id: str, showtime_id: str, seats: list[str
     showtime = _upcoming_showtime(db, showtime_id, now)
     current = db["showtimes"][booking["showtime_id"]]
     if showtime_id == booking["showtime_id"] or showtime["film_id"] != current["film_id"]:
-        raise DomainError(f"showtime {showtime_id} must be another showing of the booking's film {current['film_id']}")
+        raise ToolRefused(f"showtime {showtime_id} must be another showing of the booking's film {current['film_id']}")
     if len(seats) != len(booking["seats"]):
-        raise DomainError(f"booking {booking_id} holds {len(booking['seats'])} seats, got {len(seats)}")
+        raise ToolRefused(f"booking {booking_id} holds {len(booking['seats'])} seats, got {len(seats)}")
     booking["seats"] = _free_seats(db, showtime, seats)
     booking["showtime_id"] = showtime_id
     _reprice(db, booking, showtime)
@@ -315,9 +317,9 @@ def change_seats(db: dict, booking_id: str, seats: list[str], *, now: str) -> st
     """
     booking = _open_booking(db, booking_id, now, before_cutoff=True)
     if len(seats) != len(booking["seats"]):
-        raise DomainError(f"booking {booking_id} holds {len(booking['seats'])} seats, got {len(seats)}")
+        raise ToolRefused(f"booking {booking_id} holds {len(booking['seats'])} seats, got {len(seats)}")
     if set(seats) == set(booking["seats"]):
-        raise DomainError(f"booking {booking_id} already holds seats {', '.join(booking['seats'])}")
+        raise ToolRefused(f"booking {booking_id} already holds seats {', '.join(booking['seats'])}")
     showtime = db["showtimes"][booking["showtime_id"]]
     booking["seats"] = _free_seats(db, showtime, seats, ignore=booking_id)
     _reprice(db, booking, showtime)
@@ -335,7 +337,7 @@ def add_concessions(db: dict, booking_id: str, item_id: str, quantity: int, *, n
     booking = _open_booking(db, booking_id, now, before_cutoff=False)
     item = lookup(db, "concessions", item_id, "menu item")
     if not 1 <= quantity <= 10:
-        raise DomainError(f"quantity must be from 1 to 10, got {quantity}")
+        raise ToolRefused(f"quantity must be from 1 to 10, got {quantity}")
     line = next((line for line in booking["concessions"] if line["item_id"] == item_id), None)
     if line is None:
         booking["concessions"].append(ConcessionLine(item_id=item_id, name=item["name"], quantity=quantity,
@@ -358,11 +360,11 @@ def apply_voucher(db: dict, booking_id: str, voucher_id: str, *, now: str) -> st
     booking = _open_booking(db, booking_id, now, before_cutoff=False)
     voucher = lookup(db, "vouchers", voucher_id, "voucher")
     if booking["voucher_id"] is not None:
-        raise DomainError(f"booking {booking_id} already has voucher {booking['voucher_id']}")
+        raise ToolRefused(f"booking {booking_id} already has voucher {booking['voucher_id']}")
     if voucher["member_id"] != booking["member_id"]:
-        raise DomainError(f"voucher {voucher_id} does not belong to the member of booking {booking_id}")
+        raise ToolRefused(f"voucher {voucher_id} does not belong to the member of booking {booking_id}")
     if voucher["status"] != "available" or date.fromisoformat(voucher["expires_on"]) < clock_day(now):
-        raise DomainError(f"voucher {voucher_id} is {voucher['status']}, valid until {voucher['expires_on']}; only "
+        raise ToolRefused(f"voucher {voucher_id} is {voucher['status']}, valid until {voucher['expires_on']}; only "
                           "available vouchers still valid can be used")
     booking.update(voucher_id=voucher_id,
                    voucher_discount=money(booking["ticket_total"] * voucher["percent_off"] / 100))

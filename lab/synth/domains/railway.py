@@ -16,10 +16,11 @@ the cent. The records, the seeded data and the fare and seat rules are in
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.railway_data import (
     BOOKING_DAYS,
     FIRST_FACTOR,
@@ -49,8 +50,6 @@ from lab.synth.domains.railway_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
 # ---- tools -----------------------------------------------------------------------------------------
 
 box = Toolbox()
@@ -70,9 +69,9 @@ def _service(db: dict, train_id: str, day: str, origin_id: str, destination_id: 
     when = parse_day(day, "date")
     found = leg(train, origin_id, destination_id)
     if found is None:
-        raise DomainError(f"train {train_id} does not call at {origin_id} and then at {destination_id}")
+        raise ToolRefused(f"train {train_id} does not call at {origin_id} and then at {destination_id}")
     if _hours_until(day, found[0], now) <= 0 or (when - date.fromisoformat(now[:10])).days > BOOKING_DAYS:
-        raise DomainError(f"the train must leave after {now} and within {BOOKING_DAYS} days, got {day} {found[0]}")
+        raise ToolRefused(f"the train must leave after {now} and within {BOOKING_DAYS} days, got {day} {found[0]}")
     return train, found
 
 
@@ -80,7 +79,7 @@ def _upcoming(db: dict, ticket_id: str, now: str) -> dict:
     """The ticket, if it is booked and its train has not left yet; only those can change."""
     ticket = lookup(db, "tickets", ticket_id, "ticket")
     if ticket["status"] != "booked" or _hours_until(ticket["date"], ticket["departs"], now) <= 0:
-        raise DomainError(f"ticket {ticket_id} is {ticket['status']} for {ticket['date']} {ticket['departs']}; only "
+        raise ToolRefused(f"ticket {ticket_id} is {ticket['status']} for {ticket['date']} {ticket['departs']}; only "
                           "booked tickets for trains that have not left can change")
     return ticket
 
@@ -88,7 +87,7 @@ def _upcoming(db: dict, ticket_id: str, now: str) -> dict:
 def _seat(db: dict, train: dict, day: str, fare_class: str, ignore: str | None = None) -> str:
     seat = free_seat(db, train, day, fare_class, ignore)
     if seat is None:
-        raise DomainError(f"train {train['train_id']} has no free {fare_class} seat on {day}")
+        raise ToolRefused(f"train {train['train_id']} has no free {fare_class} seat on {day}")
     return seat
 
 
@@ -113,7 +112,7 @@ def find_passenger_by_name_dob(db: dict, first_name: str, last_name: str, date_o
         if (p["first_name"].lower(), p["last_name"].lower(), p["date_of_birth"]) == (
                 first_name.strip().lower(), last_name.strip().lower(), date_of_birth.strip()):
             return passenger_id
-    raise DomainError(f"no passenger named '{first_name} {last_name}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no passenger named '{first_name} {last_name}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -138,7 +137,7 @@ def search_stations(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([s for s in db["stations"].values() if text in s["name"].lower() or text in s["city"].lower()])
 
 
@@ -154,7 +153,7 @@ def search_trains(db: dict, origin_id: str, destination_id: str, date: str, *, n
     lookup(db, "stations", origin_id, "station")
     lookup(db, "stations", destination_id, "station")
     if not 0 <= (parse_day(date, "date") - parse_day(now[:10], "now")).days <= BOOKING_DAYS:
-        raise DomainError(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
+        raise ToolRefused(f"date must be from {now[:10]} to {BOOKING_DAYS} days later, got {date}")
     booked = [t for t in db["tickets"].values() if t["date"] == date and t["status"] == "booked"]
     found = []
     for train in db["trains"].values():
@@ -250,7 +249,7 @@ def change_ticket(db: dict, ticket_id: str, train_id: str, date: str, *, now: st
     """
     ticket = _upcoming(db, ticket_id, now)
     if (train_id, date) == (ticket["train_id"], ticket["date"]):
-        raise DomainError(f"ticket {ticket_id} is already for train {train_id} on {date}")
+        raise ToolRefused(f"ticket {ticket_id} is already for train {train_id} on {date}")
     train, (departs, arrives, km) = _service(db, train_id, date, ticket["origin_id"], ticket["destination_id"], now)
     seat = _seat(db, train, date, ticket["fare_class"], ignore=ticket_id)
     percent = railcard_percent(db["passengers"][ticket["passenger_id"]], date)
@@ -268,7 +267,7 @@ def change_fare_class(db: dict, ticket_id: str, fare_class: FareClass, *, now: s
     """
     ticket = _upcoming(db, ticket_id, now)
     if ticket["fare_class"] == fare_class:
-        raise DomainError(f"ticket {ticket_id} is already {fare_class}")
+        raise ToolRefused(f"ticket {ticket_id} is already {fare_class}")
     train = db["trains"][ticket["train_id"]]
     seat = _seat(db, train, ticket["date"], fare_class)
     km = leg(train, ticket["origin_id"], ticket["destination_id"])[2]
@@ -285,7 +284,7 @@ def add_railcard(db: dict, passenger_id: str, railcard: Railcard, *, now: str) -
     """
     passenger = lookup(db, "passengers", passenger_id, "passenger")
     if railcard_percent(passenger, now[:10]):
-        raise DomainError(f"passenger {passenger_id} holds a {passenger['railcard']} railcard valid until "
+        raise ToolRefused(f"passenger {passenger_id} holds a {passenger['railcard']} railcard valid until "
                           f"{passenger['railcard_expires']}")
     expires = date.fromisoformat(now[:10]) + timedelta(days=RAILCARD_DAYS - 1)
     passenger.update(railcard=railcard, railcard_expires=expires.isoformat())
@@ -308,17 +307,17 @@ def buy_season_pass(db: dict, passenger_id: str, origin_id: str, destination_id:
     lookup(db, "stations", destination_id, "station")
     km = route_km(db, origin_id, destination_id)
     if km is None:
-        raise DomainError(f"no train runs between {origin_id} and {destination_id}")
+        raise ToolRefused(f"no train runs between {origin_id} and {destination_id}")
     first = parse_day(starts_on, "starts_on")
     if not 0 <= (first - date.fromisoformat(now[:10])).days <= PASS_START_DAYS:
-        raise DomainError(f"starts_on must be from {now[:10]} to {PASS_START_DAYS} days later, got {starts_on}")
+        raise ToolRefused(f"starts_on must be from {now[:10]} to {PASS_START_DAYS} days later, got {starts_on}")
     last = (first + timedelta(days=PASS_DAYS[duration] - 1)).isoformat()
     route = {origin_id, destination_id}
     clash = next((p for p in db["season_passes"].values() if p["passenger_id"] == passenger_id
                   and p["status"] == "active" and {p["origin_id"], p["destination_id"]} == route
                   and p["starts_on"] <= last and starts_on <= p["ends_on"]), None)
     if clash is not None:
-        raise DomainError(f"pass {clash['pass_id']} already covers this route from {clash['starts_on']} to "
+        raise ToolRefused(f"pass {clash['pass_id']} already covers this route from {clash['starts_on']} to "
                           f"{clash['ends_on']}")
     pass_id = next_id(db["season_passes"], "SSN-", 4)
     record = SeasonPass(pass_id=pass_id, passenger_id=passenger_id, origin_id=origin_id, destination_id=destination_id,
@@ -337,7 +336,7 @@ def cancel_season_pass(db: dict, pass_id: str, *, now: str) -> str:
     """
     record = lookup(db, "season_passes", pass_id, "season pass")
     if record["status"] != "active" or record["starts_on"] <= now[:10]:
-        raise DomainError(f"pass {pass_id} is {record['status']} from {record['starts_on']}; only active passes that "
+        raise ToolRefused(f"pass {pass_id} is {record['status']} from {record['starts_on']}; only active passes that "
                           "have not started can be cancelled")
     record.update(status="cancelled", refund=record["price"])
     return as_json(record)

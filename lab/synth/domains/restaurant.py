@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id
 from lab.synth.domains.restaurant_data import (
     BOOKING_DAYS,
     CANCEL_HOURS,
@@ -53,22 +55,22 @@ def _slot(db: dict, restaurant_id: str, day: str, time: str, party_size: int, no
     except ValueError:
         when = None
     if when is None:
-        raise DomainError(f"date must be a day as YYYY-MM-DD, got {day!r}")
+        raise ToolRefused(f"date must be a day as YYYY-MM-DD, got {day!r}")
     if time not in seating_times(restaurant):
-        raise DomainError(f"{restaurant['name']} seats bookings on the half hour from {restaurant['opens']} to "
+        raise ToolRefused(f"{restaurant['name']} seats bookings on the half hour from {restaurant['opens']} to "
                           f"{seating_times(restaurant)[-1]}, got {time!r}")
     if f"{day}T{time}" <= now or (when - date.fromisoformat(now[:10])).days > BOOKING_DAYS:
-        raise DomainError(f"bookings must be after {now} and within {BOOKING_DAYS} days, got {day} {time}")
+        raise ToolRefused(f"bookings must be after {now} and within {BOOKING_DAYS} days, got {day} {time}")
     largest = max(t["seats"] for t in db["tables"].values() if t["restaurant_id"] == restaurant_id)
     if not 1 <= party_size <= largest:
-        raise DomainError(f"party_size must be from 1 to {largest} at {restaurant['name']}, got {party_size}")
+        raise ToolRefused(f"party_size must be from 1 to {largest} at {restaurant['name']}, got {party_size}")
     return restaurant
 
 
 def _confirmed(db: dict, reservation_id: str) -> dict:
     reservation = lookup(db, "reservations", reservation_id, "reservation")
     if reservation["status"] != "confirmed":
-        raise DomainError(f"reservation {reservation_id} is {reservation['status']}; only confirmed ones can change")
+        raise ToolRefused(f"reservation {reservation_id} is {reservation['status']}; only confirmed ones can change")
     return reservation
 
 
@@ -82,7 +84,7 @@ def find_guest_by_phone(db: dict, phone: str) -> str:
     for guest_id, guest in db["guests"].items():
         if "".join(ch for ch in guest["phone"] if ch.isdigit()) == digits:
             return guest_id
-    raise DomainError(f"no guest with phone '{phone}'")
+    raise ToolRefused(f"no guest with phone '{phone}'")
 
 
 @box.read
@@ -114,7 +116,7 @@ def search_restaurants(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([{key: r[key] for key in ("restaurant_id", "name", "cuisine", "city")}
                     for r in db["restaurants"].values()
                     if text in r["name"].lower() or text in r["cuisine"] or text in r["city"].lower()])
@@ -190,7 +192,7 @@ def create_reservation(db: dict, guest_id: str, restaurant_id: str, date: str, t
     restaurant = _slot(db, restaurant_id, date, time, party_size, now)
     free = free_tables(db, restaurant_id, date, time, party_size)
     if not free:
-        raise DomainError(f"{restaurant['name']} has no free table for {party_size} on {date} at {time}")
+        raise ToolRefused(f"{restaurant['name']} has no free table for {party_size} on {date} at {time}")
     reservation_id = next_id(db["reservations"], "RES-", 5)
     reservation = Reservation(reservation_id=reservation_id, restaurant_id=restaurant_id, guest_id=guest_id,
                               table_id=free[0]["table_id"], date=date, time=time, party_size=party_size,
@@ -212,7 +214,7 @@ def modify_reservation(db: dict, reservation_id: str, date: str, time: str, part
     restaurant = _slot(db, reservation["restaurant_id"], date, time, party_size, now)
     free = free_tables(db, reservation["restaurant_id"], date, time, party_size, ignore=reservation_id)
     if not free:
-        raise DomainError(f"{restaurant['name']} has no free table for {party_size} on {date} at {time}")
+        raise ToolRefused(f"{restaurant['name']} has no free table for {party_size} on {date} at {time}")
     keep = any(t["table_id"] == reservation["table_id"] for t in free)
     reservation.update(date=date, time=time, party_size=party_size,
                        table_id=reservation["table_id"] if keep else free[0]["table_id"])
@@ -229,7 +231,7 @@ def cancel_reservation(db: dict, reservation_id: str, *, now: str) -> str:
     days_ahead = (date.fromisoformat(reservation["date"]) - date.fromisoformat(now[:10])).days
     starts = minutes(reservation["time"]) + 24 * 60 * days_ahead
     if starts - minutes(now[11:16]) < CANCEL_HOURS * 60:
-        raise DomainError(f"reservation {reservation_id} starts at {reservation['date']} {reservation['time']}; "
+        raise ToolRefused(f"reservation {reservation_id} starts at {reservation['date']} {reservation['time']}; "
                           f"cancelling needs at least {CANCEL_HOURS} hours' notice")
     reservation["status"] = "cancelled"
     return as_json(reservation)
@@ -259,14 +261,14 @@ def place_order(db: dict, guest_id: str, restaurant_id: str, item_ids: list[str]
     lookup(db, "guests", guest_id, "guest")
     restaurant = lookup(db, "restaurants", restaurant_id, "restaurant")
     if not item_ids:
-        raise DomainError("item_ids must name at least one menu item")
+        raise ToolRefused("item_ids must name at least one menu item")
     for item_id in item_ids:
         item = lookup(db, "menu_items", item_id, "menu item")
         if item["restaurant_id"] != restaurant_id or not item["available"]:
-            raise DomainError(f"{item_id} ({item['name']}) is not available at {restaurant['name']}")
+            raise ToolRefused(f"{item_id} ({item['name']}) is not available at {restaurant['name']}")
     if not _CLOCK.fullmatch(pickup_time) or not (max(minutes(now[11:16]) + 30, minutes(restaurant["opens"]))
                               <= minutes(pickup_time) <= minutes(restaurant["closes"])):
-        raise DomainError(f"pickup_time must be HH:MM today from 30 minutes after {now[11:16]} and within opening "
+        raise ToolRefused(f"pickup_time must be HH:MM today from 30 minutes after {now[11:16]} and within opening "
                           f"hours {restaurant['opens']}-{restaurant['closes']}, got {pickup_time!r}")
     lines = [OrderLine(item_id=i, name=db["menu_items"][i]["name"], quantity=item_ids.count(i),
                        unit_price=db["menu_items"][i]["price"]) for i in sorted(set(item_ids))]
@@ -287,7 +289,7 @@ def cancel_order(db: dict, order_id: str) -> str:
     """
     order = lookup(db, "orders", order_id, "order")
     if order["status"] != "placed":
-        raise DomainError(f"order {order_id} is {order['status']}; only placed orders can be cancelled")
+        raise ToolRefused(f"order {order_id} is {order['status']}; only placed orders can be cancelled")
     db["guests"][order["guest_id"]]["loyalty_points"] += order["points_redeemed"]
     order["status"] = "cancelled"
     return as_json(order)
@@ -303,10 +305,10 @@ def redeem_loyalty_points(db: dict, order_id: str, points: int) -> str:
     order = lookup(db, "orders", order_id, "order")
     guest = db["guests"][order["guest_id"]]
     if order["status"] != "placed":
-        raise DomainError(f"order {order_id} is {order['status']}; points apply to placed orders only")
+        raise ToolRefused(f"order {order_id} is {order['status']}; points apply to placed orders only")
     discount = points / POINTS_PER_DOLLAR
     if points <= 0 or points % 100 or points > guest["loyalty_points"] or discount > order["total"]:
-        raise DomainError(f"points must be a positive multiple of 100, at most the guest's {guest['loyalty_points']} "
+        raise ToolRefused(f"points must be a positive multiple of 100, at most the guest's {guest['loyalty_points']} "
                           f"and worth at most the total {order['total']}, got {points}")
     guest["loyalty_points"] -= points
     order["points_redeemed"] += points

@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.school_data import (
     ABSENCE_NOTICE_DAYS,
     EXCUSE_DAYS,
@@ -43,8 +45,6 @@ from lab.synth.domains.school_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
 # ---- tools -----------------------------------------------------------------------------------------
 
 box = Toolbox()
@@ -63,13 +63,13 @@ def _section_view(db: dict, section: dict) -> dict:
 def _enrolled(db: dict, enrolment_id: str) -> dict:
     enrolment = lookup(db, "enrolments", enrolment_id, "enrolment")
     if enrolment["status"] != "enrolled":
-        raise DomainError(f"enrolment {enrolment_id} is {enrolment['status']}")
+        raise ToolRefused(f"enrolment {enrolment_id} is {enrolment['status']}")
     return enrolment
 
 
 def _seat(db: dict, section: dict) -> None:
     if seats_taken(db, section["section_id"]) >= section["capacity"]:
-        raise DomainError(f"section {section['section_id']} ({section['course']}, period {section['period']}) is full")
+        raise ToolRefused(f"section {section['section_id']} ({section['course']}, period {section['period']}) is full")
 
 
 @box.read
@@ -93,7 +93,7 @@ def find_guardian_by_name_phone(db: dict, first_name: str, last_name: str, phone
         if (g["first_name"].lower(), g["last_name"].lower(), _digits(g["phone"])) == (
                 first_name.strip().lower(), last_name.strip().lower(), _digits(phone)):
             return guardian_id
-    raise DomainError(f"no guardian named '{first_name} {last_name}' with phone '{phone}'")
+    raise ToolRefused(f"no guardian named '{first_name} {last_name}' with phone '{phone}'")
 
 
 @box.read
@@ -183,7 +183,7 @@ def search_sections(db: dict, school_id: str, query: str) -> str:
     lookup(db, "schools", school_id, "school")
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([_section_view(db, s) for s in db["sections"].values()
                     if s["school_id"] == school_id and text in s["course"].lower()])
 
@@ -213,11 +213,11 @@ def report_absence(db: dict, student_id: str, date: str, reason: AbsenceReason, 
     lookup(db, "students", student_id, "student")
     day, today = parse_day(date, "date"), parse_day(now[:10], "now")
     if not 0 <= (day - today).days <= ABSENCE_NOTICE_DAYS or not is_school_day(day):
-        raise DomainError(f"date must be a school day (a weekday in term) from {today} to {ABSENCE_NOTICE_DAYS} "
+        raise ToolRefused(f"date must be a school day (a weekday in term) from {today} to {ABSENCE_NOTICE_DAYS} "
                           f"days later, got {date}")
     taken = next((a for a in db["attendance"].values() if (a["student_id"], a["date"]) == (student_id, date)), None)
     if taken is not None:
-        raise DomainError(f"student {student_id} already has attendance record {taken['attendance_id']} for {date}")
+        raise ToolRefused(f"student {student_id} already has attendance record {taken['attendance_id']} for {date}")
     attendance_id = next_id(db["attendance"], "ATT-", 5)
     record = Attendance(attendance_id=attendance_id, student_id=student_id, date=date, status="absent", excused=True,
                         reason=reason, reported_by="guardian", recorded_at=now).model_dump(mode="json")
@@ -234,10 +234,10 @@ def excuse_absence(db: dict, attendance_id: str, reason: AbsenceReason, *, now: 
     """
     record = lookup(db, "attendance", attendance_id, "attendance record")
     if record["status"] != "absent" or record["excused"]:
-        raise DomainError(f"attendance record {attendance_id} is {'an excused' if record['excused'] else 'a'} "
+        raise ToolRefused(f"attendance record {attendance_id} is {'an excused' if record['excused'] else 'a'} "
                           f"{record['status']}; only unexcused absences can be excused")
     if (date.fromisoformat(now[:10]) - date.fromisoformat(record["date"])).days > EXCUSE_DAYS:
-        raise DomainError(f"the absence on {record['date']} is more than {EXCUSE_DAYS} days ago; it can no longer "
+        raise ToolRefused(f"the absence on {record['date']} is more than {EXCUSE_DAYS} days ago; it can no longer "
                           "be excused here")
     record.update(excused=True, reason=reason)
     return as_json(record)
@@ -255,13 +255,13 @@ def enrol_in_section(db: dict, student_id: str, section_id: str, *, now: str) ->
     student = lookup(db, "students", student_id, "student")
     section = lookup(db, "sections", section_id, "section")
     if section["school_id"] != student["school_id"] or student["grade_level"] not in section["grade_levels"]:
-        raise DomainError(f"section {section_id} is for grades {section['grade_levels']} at {section['school_id']}; "
+        raise ToolRefused(f"section {section_id} is for grades {section['grade_levels']} at {section['school_id']}; "
                           f"student {student_id} is in grade {student['grade_level']} at {student['school_id']}")
     if section["drop_deadline"] < now[:10]:
-        raise DomainError(f"enrolment in section {section_id} closed on {section['drop_deadline']}")
+        raise ToolRefused(f"enrolment in section {section_id} closed on {section['drop_deadline']}")
     problem = clash(db, student_id, section)
     if problem is not None:
-        raise DomainError(f"student {student_id} {problem}")
+        raise ToolRefused(f"student {student_id} {problem}")
     _seat(db, section)
     enrolment = enrol(db, student_id, section_id, now[:10])
     return as_json({"enrolment": enrolment, "invoice": fee_invoice(db, enrolment, now[:10])})
@@ -277,7 +277,7 @@ def drop_section(db: dict, enrolment_id: str, *, now: str) -> str:
     enrolment = _enrolled(db, enrolment_id)
     section = db["sections"][enrolment["section_id"]]
     if section["drop_deadline"] < now[:10]:
-        raise DomainError(f"the add/drop deadline of section {section['section_id']} ({section['course']}) was "
+        raise ToolRefused(f"the add/drop deadline of section {section['section_id']} ({section['course']}) was "
                           f"{section['drop_deadline']}")
     invoice = next((i for i in db["invoices"].values() if i["enrolment_id"] == enrolment_id
                     and i["status"] == "open" and i["paid"] == 0), None)
@@ -299,10 +299,10 @@ def swap_section(db: dict, enrolment_id: str, section_id: str) -> str:
     enrolment = _enrolled(db, enrolment_id)
     old, new = db["sections"][enrolment["section_id"]], lookup(db, "sections", section_id, "section")
     if new["section_id"] == old["section_id"] or (new["school_id"], new["course"]) != (old["school_id"], old["course"]):
-        raise DomainError(f"section {section_id} must be another section of {old['course']} at {old['school_id']}")
+        raise ToolRefused(f"section {section_id} must be another section of {old['course']} at {old['school_id']}")
     problem = clash(db, enrolment["student_id"], new, ignore=enrolment_id)
     if problem is not None:
-        raise DomainError(f"student {enrolment['student_id']} {problem}")
+        raise ToolRefused(f"student {enrolment['student_id']} {problem}")
     _seat(db, new)
     enrolment["section_id"] = section_id
     return as_json(enrolment)
@@ -319,9 +319,9 @@ def pay_invoice(db: dict, invoice_id: str, amount: float, method: PaymentMethod,
     """
     invoice = lookup(db, "invoices", invoice_id, "invoice")
     if invoice["status"] != "open":
-        raise DomainError(f"invoice {invoice_id} is {invoice['status']}")
+        raise ToolRefused(f"invoice {invoice_id} is {invoice['status']}")
     if amount <= 0 or round(amount, 2) != amount or amount > balance(invoice):
-        raise DomainError(f"amount must be more than 0 with at most two decimals and at most the {balance(invoice)} "
+        raise ToolRefused(f"amount must be more than 0 with at most two decimals and at most the {balance(invoice)} "
                           f"still owed on {invoice_id}, got {amount}")
     payment = add_payment(db, invoice, amount, method, now)
     return as_json({"invoice": invoice, "payment": payment})
@@ -337,12 +337,12 @@ def assign_bus_route(db: dict, student_id: str, route_id: str) -> str:
     student = lookup(db, "students", student_id, "student")
     route = lookup(db, "bus_routes", route_id, "bus route")
     if route["school_id"] != student["school_id"]:
-        raise DomainError(f"route {route_id} serves {route['school_id']}; student {student_id} attends "
+        raise ToolRefused(f"route {route_id} serves {route['school_id']}; student {student_id} attends "
                           f"{student['school_id']}")
     if student["bus_route_id"] == route_id:
-        raise DomainError(f"student {student_id} already rides route {route_id}")
+        raise ToolRefused(f"student {student_id} already rides route {route_id}")
     if riders(db, route_id) >= route["seats"]:
-        raise DomainError(f"route {route_id} is full")
+        raise ToolRefused(f"route {route_id} is full")
     student["bus_route_id"] = route_id
     return as_json(student)
 
@@ -358,7 +358,7 @@ def update_student_address(db: dict, student_id: str, street: str, city: str, zi
     """
     student = lookup(db, "students", student_id, "student")
     if not street.strip() or not city.strip() or not re.fullmatch(r"[0-9]{5}", zip):
-        raise DomainError(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
+        raise ToolRefused(f"street and city must not be empty and zip must be 5 digits, got {zip!r}")
     student["address"] = {"street": street, "city": city, "zip": zip}
     return as_json(student)
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.travel_data import (
     BOOKING_DAYS,
     CHANGE_NOTICE_DAYS,
@@ -61,17 +63,17 @@ def _dates(check_in: str, check_out: str, now: str) -> None:
     """Check a stay's dates: check-in from tomorrow to the end of the booking window, 1 to 21 nights."""
     first, last = parse_day(check_in, "check_in"), parse_day(check_out, "check_out")
     if not 1 <= _days_ahead(check_in, now) <= BOOKING_DAYS:
-        raise DomainError(f"check_in must be from the day after {now[:10]} to {BOOKING_DAYS} days ahead, "
+        raise ToolRefused(f"check_in must be from the day after {now[:10]} to {BOOKING_DAYS} days ahead, "
                           f"got {check_in}")
     if not 1 <= (last - first).days <= MAX_NIGHTS:
-        raise DomainError(f"a stay is 1 to {MAX_NIGHTS} nights; check_out {check_out} is "
+        raise ToolRefused(f"a stay is 1 to {MAX_NIGHTS} nights; check_out {check_out} is "
                           f"{(last - first).days} nights after check_in {check_in}")
 
 
 def _room(hotel: dict, kind: str) -> dict:
     found = room_type(hotel, kind)
     if found is None:
-        raise DomainError(f"{hotel['name']} has no {kind} rooms (it has "
+        raise ToolRefused(f"{hotel['name']} has no {kind} rooms (it has "
                           f"{', '.join(r['room_type'] for r in hotel['room_types'])})")
     return found
 
@@ -80,9 +82,9 @@ def _name(full_name: str, travellers: list[str]) -> str:
     """The traveller's name with its spaces tidied, once it is a first and last name not yet on the booking."""
     name = " ".join(full_name.split())
     if " " not in name or len(name) > 60:
-        raise DomainError(f"a traveller needs a first and last name of at most 60 characters, got {full_name!r}")
+        raise ToolRefused(f"a traveller needs a first and last name of at most 60 characters, got {full_name!r}")
     if name.lower() in (t.lower() for t in travellers):
-        raise DomainError(f"{name} is already on the booking")
+        raise ToolRefused(f"{name} is already on the booking")
     return name
 
 
@@ -98,7 +100,7 @@ def _upcoming_stay(db: dict, stay_id: str, now: str) -> dict:
     """The stay, if it is booked and its check-in day is still ahead; only those can change."""
     stay = lookup(db, "stays", stay_id, "stay")
     if stay["status"] != "booked" or _days_ahead(stay["check_in"], now) < 1:
-        raise DomainError(f"stay {stay_id} is {stay['status']} with check-in {stay['check_in']}; only booked stays "
+        raise ToolRefused(f"stay {stay_id} is {stay['status']} with check-in {stay['check_in']}; only booked stays "
                           "before their check-in day can change")
     return stay
 
@@ -108,7 +110,7 @@ def _upcoming_tour(db: dict, booking_id: str, now: str) -> tuple[dict, dict]:
     booking = lookup(db, "tour_bookings", booking_id, "tour booking")
     tour = db["tours"][booking["tour_id"]]
     if booking["status"] != "booked" or f"{tour['date']}T{tour['starts']}" <= now:
-        raise DomainError(f"tour booking {booking_id} is {booking['status']} for {tour['date']} {tour['starts']}; "
+        raise ToolRefused(f"tour booking {booking_id} is {booking['status']} for {tour['date']} {tour['starts']}; "
                           "only booked tours that have not started can change")
     return booking, tour
 
@@ -134,7 +136,7 @@ def find_customer_by_name_dob(db: dict, first_name: str, last_name: str, date_of
     for customer_id, c in db["customers"].items():
         if (c["first_name"].lower(), c["last_name"].lower(), c["date_of_birth"]) == wanted:
             return customer_id
-    raise DomainError(f"no customer named '{first_name} {last_name}' born on '{date_of_birth}'")
+    raise ToolRefused(f"no customer named '{first_name} {last_name}' born on '{date_of_birth}'")
 
 
 @box.read
@@ -159,7 +161,7 @@ def search_hotels(db: dict, city: str) -> str:
     """
     text = city.strip().lower()
     if not text:
-        raise DomainError("city must not be empty")
+        raise ToolRefused("city must not be empty")
     return as_json([h for h in db["hotels"].values() if text in h["city"].lower()])
 
 
@@ -189,7 +191,7 @@ def search_tours(db: dict, city: str, *, now: str) -> str:
     """
     text = city.strip().lower()
     if not text:
-        raise DomainError("city must not be empty")
+        raise ToolRefused("city must not be empty")
     found = [{**tour, "seats_left": seats_left(db, tour)} for tour in db["tours"].values()
              if text in tour["city"].lower() and f"{tour['date']}T{tour['starts']}" > now]
     return as_json(sorted(found, key=lambda t: (t["date"], t["starts"], t["tour_id"])))
@@ -240,9 +242,9 @@ def book_hotel_stay(db: dict, customer_id: str, hotel_id: str, room_type: RoomKi
     _dates(check_in, check_out, now)
     travellers = _party(customer, companions)
     if len(travellers) > room["capacity"]:
-        raise DomainError(f"a {room_type} room sleeps {room['capacity']}, not {len(travellers)}")
+        raise ToolRefused(f"a {room_type} room sleeps {room['capacity']}, not {len(travellers)}")
     if free_rooms(db, hotel_id, room_type, check_in, check_out) < 1:
-        raise DomainError(f"{hotel['name']} has no {room_type} room free from {check_in} to {check_out}")
+        raise ToolRefused(f"{hotel['name']} has no {room_type} room free from {check_in} to {check_out}")
     stay_id = next_id(db["stays"], "STY-", 5)
     stay = Stay(stay_id=stay_id, customer_id=customer_id, hotel_id=hotel_id, room_type=room_type, check_in=check_in,
                 check_out=check_out, travellers=travellers, nightly_rate=room["nightly_rate"],
@@ -266,13 +268,13 @@ def change_stay_dates(db: dict, stay_id: str, check_in: str, check_out: str, *, 
     stay = _upcoming_stay(db, stay_id, now)
     _dates(check_in, check_out, now)
     if (check_in, check_out) == (stay["check_in"], stay["check_out"]):
-        raise DomainError(f"stay {stay_id} is already from {check_in} to {check_out}")
+        raise ToolRefused(f"stay {stay_id} is already from {check_in} to {check_out}")
     if free_rooms(db, stay["hotel_id"], stay["room_type"], check_in, check_out, ignore=stay_id) < 1:
-        raise DomainError(f"no {stay['room_type']} room is free at {stay['hotel_id']} from {check_in} to {check_out}")
+        raise ToolRefused(f"no {stay['room_type']} room is free at {stay['hotel_id']} from {check_in} to {check_out}")
     moved = {**stay, "check_in": check_in, "check_out": check_out}
     reprice(moved)
     if moved["points_redeemed"] / POINTS_PER_DOLLAR > moved["room_price"]:
-        raise DomainError(f"the new room price {moved['room_price']} is less than the "
+        raise ToolRefused(f"the new room price {moved['room_price']} is less than the "
                           f"{stay['points_redeemed']} points already redeemed on stay {stay_id} are worth")
     stay.update(moved)
     return as_json(stay)
@@ -289,7 +291,7 @@ def add_stay_guest(db: dict, stay_id: str, full_name: str, *, now: str) -> str:
     name = _name(full_name, stay["travellers"])
     capacity = room_type(db["hotels"][stay["hotel_id"]], stay["room_type"])["capacity"]
     if len(stay["travellers"]) >= capacity:
-        raise DomainError(f"stay {stay_id}'s {stay['room_type']} room sleeps {capacity} and is full")
+        raise ToolRefused(f"stay {stay_id}'s {stay['room_type']} room sleeps {capacity} and is full")
     stay["travellers"].append(name)
     return as_json(stay)
 
@@ -320,7 +322,7 @@ def add_stay_insurance(db: dict, stay_id: str, plan: Plan, *, now: str) -> str:
     stay = _upcoming_stay(db, stay_id, now)
     ranks = ["none", *INSURANCE_PERCENT]
     if ranks.index(plan) <= ranks.index(stay["insurance"]):
-        raise DomainError(f"stay {stay_id} already has {stay['insurance']} cover; only an upgrade can be added")
+        raise ToolRefused(f"stay {stay_id} already has {stay['insurance']} cover; only an upgrade can be added")
     stay["insurance"] = plan
     reprice(stay)
     return as_json(stay)
@@ -336,11 +338,11 @@ def redeem_loyalty_points(db: dict, stay_id: str, points: int, *, now: str) -> s
     stay = _upcoming_stay(db, stay_id, now)
     customer = db["customers"][stay["customer_id"]]
     if points <= 0 or points % 100:
-        raise DomainError(f"points must be a positive multiple of 100, got {points}")
+        raise ToolRefused(f"points must be a positive multiple of 100, got {points}")
     if points > customer["loyalty_points"]:
-        raise DomainError(f"customer {customer['customer_id']} has {customer['loyalty_points']} points, not {points}")
+        raise ToolRefused(f"customer {customer['customer_id']} has {customer['loyalty_points']} points, not {points}")
     if (stay["points_redeemed"] + points) / POINTS_PER_DOLLAR > stay["room_price"]:
-        raise DomainError(f"{points} more points would pay more than the room price {stay['room_price']} of "
+        raise ToolRefused(f"{points} more points would pay more than the room price {stay['room_price']} of "
                           f"stay {stay_id}, which already has {stay['points_redeemed']} points redeemed")
     customer["loyalty_points"] -= points
     stay["points_redeemed"] += points
@@ -360,10 +362,10 @@ def book_tour(db: dict, customer_id: str, tour_id: str, companions: list[str], *
     customer = lookup(db, "customers", customer_id, "customer")
     tour = lookup(db, "tours", tour_id, "tour")
     if f"{tour['date']}T{tour['starts']}" <= now:
-        raise DomainError(f"tour {tour_id} started on {tour['date']} at {tour['starts']}")
+        raise ToolRefused(f"tour {tour_id} started on {tour['date']} at {tour['starts']}")
     travellers = _party(customer, companions)
     if seats_left(db, tour) < len(travellers):
-        raise DomainError(f"tour {tour_id} has {seats_left(db, tour)} seats left, not {len(travellers)}")
+        raise ToolRefused(f"tour {tour_id} has {seats_left(db, tour)} seats left, not {len(travellers)}")
     discount = TIER_DISCOUNT[customer["loyalty_tier"]]
     booking_id = next_id(db["tour_bookings"], "TBK-", 5)
     booking = TourBooking(booking_id=booking_id, customer_id=customer_id, tour_id=tour_id, travellers=travellers,
@@ -384,7 +386,7 @@ def add_tour_traveller(db: dict, booking_id: str, full_name: str, *, now: str) -
     booking, tour = _upcoming_tour(db, booking_id, now)
     name = _name(full_name, booking["travellers"])
     if seats_left(db, tour) < 1:
-        raise DomainError(f"tour {tour['tour_id']} has no seats left")
+        raise ToolRefused(f"tour {tour['tour_id']} has no seats left")
     booking["travellers"].append(name)
     booking["price"] = price(tour["price_per_person"] * len(booking["travellers"]), booking["discount_percent"])
     return as_json(booking)

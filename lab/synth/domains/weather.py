@@ -18,10 +18,11 @@ alert, plan and price rules are in `lab.synth.domains.weather_data`.
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 
-from lab.synth.domain import Domain, DomainError, Toolbox, as_json, id_by_email, lookup, next_id, parse_day
+from lab.env.errors import ToolRefused
+from lab.env.schema import Toolbox
+from lab.synth.domain import Domain, as_json, id_by_email, lookup, next_id, parse_day
 from lab.synth.domains.weather_data import (
     ARCHIVE_START,
     CYCLE_DAYS,
@@ -55,8 +56,6 @@ from lab.synth.domains.weather_data import (
 )
 from lab.synth.generic import add_generic_tools
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
 # ---- tools -----------------------------------------------------------------------------------------
 
 box = Toolbox()
@@ -67,7 +66,7 @@ def _within(text: str, what: str, first: date, last: date) -> date:
     """The day `text`, checked to lie from `first` to `last`."""
     day = parse_day(text, what)
     if not first <= day <= last:
-        raise DomainError(f"{what} must be from {first.isoformat()} to {last.isoformat()}, got {text}")
+        raise ToolRefused(f"{what} must be from {first.isoformat()} to {last.isoformat()}, got {text}")
     return day
 
 
@@ -81,13 +80,13 @@ def _live(db: dict, subscription_id: str) -> dict:
     """The subscription, if it is active or paused; a cancelled one cannot change."""
     subscription = lookup(db, "subscriptions", subscription_id, "subscription")
     if subscription["status"] == "cancelled":
-        raise DomainError(f"subscription {subscription_id} is cancelled; only active or paused ones can change")
+        raise ToolRefused(f"subscription {subscription_id} is cancelled; only active or paused ones can change")
     return subscription
 
 
 def _sms_allowed(subscriber: dict, channel: str) -> None:
     if channel == "sms" and subscriber["plan"] not in SMS_PLANS:
-        raise DomainError(f"subscriber {subscriber['subscriber_id']} is on the {subscriber['plan']} plan; text "
+        raise ToolRefused(f"subscriber {subscriber['subscriber_id']} is on the {subscriber['plan']} plan; text "
                           f"message alerts need one of {list(SMS_PLANS)}")
 
 
@@ -116,7 +115,7 @@ def find_subscriber_by_name_phone(db: dict, first_name: str, last_name: str, pho
     for sid, s in db["subscribers"].items():
         if (s["first_name"].lower(), s["last_name"].lower()) == name and _digits(s["phone"]) == digits:
             return sid
-    raise DomainError(f"no subscriber named '{first_name} {last_name}' with phone '{phone}'")
+    raise ToolRefused(f"no subscriber named '{first_name} {last_name}' with phone '{phone}'")
 
 
 @box.read
@@ -163,7 +162,7 @@ def search_locations(db: dict, query: str) -> str:
     """
     text = query.strip().lower()
     if not text:
-        raise DomainError("query must not be empty")
+        raise ToolRefused("query must not be empty")
     return as_json([loc for loc in db["locations"].values()
                     if text in loc["city"].lower() or text in loc["station_name"].lower()])
 
@@ -227,10 +226,10 @@ def subscribe_location(db: dict, subscriber_id: str, location_id: str, channel: 
     live = live_subscriptions(db, subscriber_id)
     same = next((s for s in live if s["location_id"] == location_id), None)
     if same is not None:
-        raise DomainError(f"subscriber {subscriber_id} already follows {location_id} ({same['subscription_id']}, "
+        raise ToolRefused(f"subscriber {subscriber_id} already follows {location_id} ({same['subscription_id']}, "
                           f"{same['status']})")
     if len(live) >= PLAN_LIMIT[subscriber["plan"]]:
-        raise DomainError(f"the {subscriber['plan']} plan follows at most {PLAN_LIMIT[subscriber['plan']]} "
+        raise ToolRefused(f"the {subscriber['plan']} plan follows at most {PLAN_LIMIT[subscriber['plan']]} "
                           f"location(s) and subscriber {subscriber_id} follows {len(live)}")
     _sms_allowed(subscriber, channel)
     subscription_id = next_id(db["subscriptions"], "SUB-", 5)
@@ -250,7 +249,7 @@ def change_channel(db: dict, subscription_id: str, channel: Channel) -> str:
     """
     subscription = _live(db, subscription_id)
     if subscription["channel"] == channel:
-        raise DomainError(f"subscription {subscription_id} already alerts by {channel}")
+        raise ToolRefused(f"subscription {subscription_id} already alerts by {channel}")
     _sms_allowed(db["subscribers"][subscription["subscriber_id"]], channel)
     subscription["channel"] = channel
     return as_json(subscription)
@@ -265,7 +264,7 @@ def set_min_severity(db: dict, subscription_id: str, min_severity: Severity) -> 
     """
     subscription = _live(db, subscription_id)
     if subscription["min_severity"] == min_severity:
-        raise DomainError(f"subscription {subscription_id} already alerts from {min_severity} on")
+        raise ToolRefused(f"subscription {subscription_id} already alerts from {min_severity} on")
     subscription["min_severity"] = min_severity
     return as_json(subscription)
 
@@ -281,9 +280,9 @@ def set_threshold(db: dict, subscription_id: str, measure: Measure, value: int) 
     subscription = _live(db, subscription_id)
     low, high = THRESHOLD_RANGE[measure]
     if not low <= value <= high:
-        raise DomainError(f"{measure} must be from {low} to {high}, got {value}")
+        raise ToolRefused(f"{measure} must be from {low} to {high}, got {value}")
     if subscription[measure] == value:
-        raise DomainError(f"subscription {subscription_id} already has {measure} {value}")
+        raise ToolRefused(f"subscription {subscription_id} already has {measure} {value}")
     subscription[measure] = value
     return as_json(subscription)
 
@@ -297,7 +296,7 @@ def pause_subscription(db: dict, subscription_id: str, until: str, *, now: str) 
     """
     subscription = lookup(db, "subscriptions", subscription_id, "subscription")
     if subscription["status"] != "active":
-        raise DomainError(f"subscription {subscription_id} is {subscription['status']}; only active ones can pause")
+        raise ToolRefused(f"subscription {subscription_id} is {subscription['status']}; only active ones can pause")
     today = parse_day(now[:10], "now")
     _within(until, "until", today + timedelta(days=1), today + timedelta(days=PAUSE_MAX_DAYS))
     subscription.update(status="paused", paused_until=until)
@@ -326,14 +325,14 @@ def change_plan(db: dict, subscriber_id: str, plan: Plan, *, now: str) -> str:
     """
     subscriber = lookup(db, "subscribers", subscriber_id, "subscriber")
     if subscriber["plan"] == plan:
-        raise DomainError(f"subscriber {subscriber_id} is already on the {plan} plan")
+        raise ToolRefused(f"subscriber {subscriber_id} is already on the {plan} plan")
     live = live_subscriptions(db, subscriber_id)
     if len(live) > PLAN_LIMIT[plan]:
-        raise DomainError(f"the {plan} plan follows at most {PLAN_LIMIT[plan]} location(s); subscriber "
+        raise ToolRefused(f"the {plan} plan follows at most {PLAN_LIMIT[plan]} location(s); subscriber "
                           f"{subscriber_id} follows {len(live)}, unsubscribe some first")
     texting = [s["subscription_id"] for s in live if s["channel"] == "sms"]
     if texting and plan not in SMS_PLANS:
-        raise DomainError(f"the {plan} plan has no text message alerts; move {', '.join(texting)} to email first")
+        raise ToolRefused(f"the {plan} plan has no text message alerts; move {', '.join(texting)} to email first")
     amount = proration(subscriber["plan"], plan, subscriber["plan_renews_on"], parse_day(now[:10], "now"))
     subscriber.update(plan=plan, plan_changed_on=now[:10], balance=float(round(subscriber["balance"] + amount, 2)))
     return as_json({**subscriber, "proration": amount})
@@ -358,7 +357,7 @@ def request_historical_data(db: dict, subscriber_id: str, location_id: str, star
     last = _within(end_date, "end_date", first, today - timedelta(days=1))
     days = (last - first).days + 1
     if days > MAX_REQUEST_DAYS:
-        raise DomainError(f"a request covers at most {MAX_REQUEST_DAYS} days, got {days}")
+        raise ToolRefused(f"a request covers at most {MAX_REQUEST_DAYS} days, got {days}")
     request_id = next_id(db["data_requests"], "DR-", 4)
     record = DataRequest(request_id=request_id, subscriber_id=subscriber_id, location_id=location_id,
                          start_date=start_date, end_date=end_date, format=format, days=days,
@@ -377,7 +376,7 @@ def cancel_data_request(db: dict, request_id: str) -> str:
     """
     request = lookup(db, "data_requests", request_id, "data request")
     if request["status"] != "pending":
-        raise DomainError(f"data request {request_id} is {request['status']}; only pending ones can be cancelled")
+        raise ToolRefused(f"data request {request_id} is {request['status']}; only pending ones can be cancelled")
     subscriber = db["subscribers"][request["subscriber_id"]]
     request["status"] = "cancelled"
     subscriber["balance"] = float(round(subscriber["balance"] - request["price"], 2))

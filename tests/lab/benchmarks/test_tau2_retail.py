@@ -10,17 +10,27 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pydantic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.benchmarks import tau2_grading
 from lab.benchmarks.base import default_benchmarks_dir, read_json
-from lab.benchmarks.tau2_grading import actions_ok, communicate_ok, db_matches, gold_db, replay_writes
-from lab.benchmarks.tau2_retail import TOOL_SCHEMAS, TOOL_TYPES, call, canonical_hash, copy_db, load_retail_db
+from lab.benchmarks.tau2_env import gold_db
+from lab.benchmarks.tau2_retail import RETAIL, TOOL_ACCESS, TOOL_SCHEMAS, call, copy_db, load_retail_db
+from lab.env import replay
+from lab.env.grading import actions_ok, communicate_ok, db_matches
+from lab.env.state import canonical_hash
 
-RETAIL = default_benchmarks_dir() / "tau2" / "retail"
-pytestmark = pytest.mark.skipif(not (RETAIL / "db.json").is_file(), reason=f"retail data not found at {RETAIL}")
+RETAIL_DIR = default_benchmarks_dir() / "tau2" / "retail"
+pytestmark = pytest.mark.skipif(not (RETAIL_DIR / "db.json").is_file(), reason=f"retail data not found at {RETAIL_DIR}")
+
+
+
+def replay_writes(initial: dict, calls: list[dict]) -> dict:
+    """The retail replay tau2's DB check makes: the write calls on a fresh copy of `initial`."""
+    return replay.replay_writes(RETAIL, initial, calls, copy=copy_db)
+
 
 INITIAL_HASH = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"
 TASK_78_HASH = "4ceb2d12183fc803d711eecf1146b54f9226a43a830737c46d26d6a5bff64a7e"
@@ -51,7 +61,7 @@ def initial() -> dict:
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, dict]:
-    return {task["id"]: task for task in read_json(RETAIL / "tasks.json")}
+    return {task["id"]: task for task in read_json(RETAIL_DIR / "tasks.json")}
 
 
 def golden(task: dict) -> list[dict]:
@@ -60,7 +70,7 @@ def golden(task: dict) -> list[dict]:
 
 
 def writes(task: dict) -> list[dict]:
-    return [c for c in golden(task) if TOOL_TYPES[c["name"]] == "write"]
+    return [c for c in golden(task) if TOOL_ACCESS[c["name"]] == "write"]
 
 
 # ---- the database and the check values of §4 -------------------------------------------------------
@@ -79,10 +89,10 @@ def test_the_loaded_database_is_canonical_and_a_fresh_copy_each_time(initial: di
     assert len(cancelled) == 102 and all(o["cancel_reason"] is None for o in cancelled)
     assert all(type(m["balance"]) is float for u in initial["users"].values()
                for m in u["payment_methods"].values() if m["source"] == "gift_card")
-    mine = load_retail_db(RETAIL / "db.json")
+    mine = load_retail_db(RETAIL_DIR / "db.json")
     mine["orders"][PENDING]["items"][0]["options"]["color"] = "mauve"
     mine["users"]["amelia_kim_4338"]["payment_methods"]["gift_card_4019778"]["balance"] = 0.0
-    assert load_retail_db(RETAIL) == initial != mine
+    assert load_retail_db(RETAIL_DIR) == initial != mine
 
 
 # ---- golden replays of all 114 tasks (§3.2) ----------------------------------------------------------
@@ -111,7 +121,7 @@ def replays(initial: dict, tasks: dict[str, dict]) -> dict[str, GoldenReplay]:
     for task_id, task in tasks.items():
         calls: list[tuple[str, str, bool]] = []
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(tau2_grading, "call", _recording(calls))
+            patch.setattr(RETAIL, "call", _recording(calls))
             gold = gold_db(task, initial)
         results[task_id] = GoldenReplay(
             calls=len(calls),
@@ -176,7 +186,7 @@ def test_a_wrong_value_or_record_fails(initial: dict, tasks: dict[str, dict], go
 
 def test_reads_and_failing_writes_around_the_golden_writes_still_pass(initial: dict, tasks: dict[str, dict],
                                                                      gold_78: dict) -> None:
-    reads = [c for c in golden(tasks["78"]) if TOOL_TYPES[c["name"]] != "write"]
+    reads = [c for c in golden(tasks["78"]) if TOOL_ACCESS[c["name"]] != "write"]
     failing = [{"name": "cancel_pending_order", "arguments": {"order_id": PROCESSED, "reason": "ordered by mistake"}},
                {"name": "cancel_pending_order", "arguments": {"order_id": "#W5995614"}},
                {"name": "no_such_tool", "arguments": {}}]
@@ -342,12 +352,24 @@ def test_returns_and_exchanges_record_sorted_ids_and_an_int_zero_for_nothing(ini
     assert not db_matches(as_float, db)  # tau2's hash tells an int from a float
 
 
-def test_an_address_field_that_is_not_text_is_refused(initial: dict) -> None:
+def _pydantic_string_error(field: str, value: str, kind: str) -> str:
+    url = f"https://errors.pydantic.dev/{pydantic.version.version_short()}/v/string_type"
+    return (f"{field}\n  Input should be a valid string [type=string_type, input_value={value}, input_type={kind}]\n"
+            f"    For further information visit {url}")
+
+
+def test_an_address_field_that_is_not_text_is_refused_with_tau2s_pydantic_text(initial: dict) -> None:
+    """tau2 builds its `UserAddress` model from the arguments, so pydantic words the refusal and lists
+    every wrong field in model order; the agent must read exactly that, and nothing may change."""
     db = copy_db(initial)
-    text, error = call(db, "modify_user_address", {"user_id": "noah_brown_6181", "address1": "1 A St",
-                                                   "address2": "", "city": "X", "state": "CA", "country": "USA",
-                                                   "zip": 90001})
-    assert error and "zip" in text and db == initial
+    address = {"address1": "1 A St", "address2": "", "city": "X", "state": "CA", "country": "USA"}
+    text, error = call(db, "modify_user_address", {"user_id": "noah_brown_6181", **address, "zip": 90001})
+    assert (text, error) == ("Error: 1 validation error for UserAddress\n" + _pydantic_string_error("zip", "90001", "int"),
+                             True)
+    text, error = call(db, "modify_pending_order_address", {"order_id": PENDING, **address, "city": None, "zip": 1.5})
+    assert text == ("Error: 2 validation errors for UserAddress\n" + _pydantic_string_error("city", "None", "NoneType")
+                    + "\n" + _pydantic_string_error("zip", "1.5", "float"))
+    assert error and db == initial
 
 
 # ---- calculate ------------------------------------------------------------------------------------------
@@ -402,9 +424,9 @@ def test_actions_ok_with_null_and_empty_compare_args(tasks: dict[str, dict]) -> 
 
 
 def test_tool_types_and_schemas_fit_every_golden_action(tasks: dict[str, dict]) -> None:
-    kinds = list(TOOL_TYPES.values())
-    assert len(TOOL_TYPES) == 16 and (kinds.count("read"), kinds.count("generic"), kinds.count("write")) == (7, 2, 7)
-    assert TOOL_SCHEMAS.keys() == TOOL_TYPES.keys()
+    kinds = list(TOOL_ACCESS.values())
+    assert len(TOOL_ACCESS) == 16 and (kinds.count("read"), kinds.count("generic"), kinds.count("write")) == (7, 2, 7)
+    assert TOOL_SCHEMAS.keys() == TOOL_ACCESS.keys()
     for name, schema in TOOL_SCHEMAS.items():
         parameters = schema["parameters"]
         assert schema["name"] == name and schema["description"] and parameters["additionalProperties"] is False

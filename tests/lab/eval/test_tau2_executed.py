@@ -157,7 +157,7 @@ def verdicts(*met: bool) -> str:
     (verdicts(), (None, "judge judged 0 of 2 outcomes")),  # tau2 would score an empty list 1.0
 ])
 def test_the_nl_judge_passes_only_a_full_positive_verdict(reply, expected):
-    from lab.benchmarks.tau2_grading import judge_nl
+    from lab.env.grading import judge_nl
 
     verdict, problem = asyncio.run(judge_nl(Judge(reply), ["a", "b"], [{"role": "user", "content": "hi"}]))
     assert verdict == expected[0] and (problem or "").startswith(expected[1] or "")

@@ -40,7 +40,7 @@ MODELS = {"members": Member, "books": Book, "loans": Loan}
 TOOLS_CODE = '''\
 def _member(db, member_id):
     if member_id not in db["members"]:
-        raise DomainError(f"member {member_id!r} not found")
+        raise ToolRefused(f"member {member_id!r} not found")
     return db["members"][member_id]
 
 
@@ -52,7 +52,7 @@ def find_member_by_email(db: dict, email: str) -> str:
     for member in db["members"].values():
         if member["email"].lower() == email.strip().lower():
             return member["member_id"]
-    raise DomainError(f"no member with email {email!r}")
+    raise ToolRefused(f"no member with email {email!r}")
 
 
 def get_member_details(db: dict, member_id: str) -> str:
@@ -80,7 +80,7 @@ def get_book_details(db: dict, book_id: str) -> str:
     book_id: the book's id, e.g. 'B-1'.
     """
     if book_id not in db["books"]:
-        raise DomainError(f"book {book_id!r} not found")
+        raise ToolRefused(f"book {book_id!r} not found")
     return json.dumps(db["books"][book_id])
 
 
@@ -90,7 +90,7 @@ def get_loan_details(db: dict, loan_id: str) -> str:
     loan_id: the loan's id, e.g. 'L-1'.
     """
     if loan_id not in db["loans"]:
-        raise DomainError(f"loan {loan_id!r} not found")
+        raise ToolRefused(f"loan {loan_id!r} not found")
     return json.dumps(db["loans"][loan_id])
 
 
@@ -103,12 +103,12 @@ def borrow_book(db: dict, member_id: str, book_id: str, *, now: str) -> str:
     member = _member(db, member_id)
     book = db["books"].get(book_id)
     if book is None:
-        raise DomainError(f"book {book_id!r} not found")
+        raise ToolRefused(f"book {book_id!r} not found")
     if book["copies_available"] < 1:
-        raise DomainError(f"no copy of {book_id} is available")
+        raise ToolRefused(f"no copy of {book_id} is available")
     open_loans = sum(l["member_id"] == member_id and l["status"] == "open" for l in db["loans"].values())
     if open_loans >= member["max_loans"]:
-        raise DomainError(f"member {member_id} already has {open_loans} loans")
+        raise ToolRefused(f"member {member_id} already has {open_loans} loans")
     loan_id = f"L-{len(db['loans']) + 1}"
     day = int(now[8:10]) + 14
     db["loans"][loan_id] = {"loan_id": loan_id, "member_id": member_id, "book_id": book_id,
@@ -124,7 +124,7 @@ def return_book(db: dict, loan_id: str) -> str:
     """
     loan = db["loans"].get(loan_id)
     if loan is None or loan["status"] != "open":
-        raise DomainError(f"loan {loan_id!r} is not open")
+        raise ToolRefused(f"loan {loan_id!r} is not open")
     loan["status"] = "returned"
     db["books"][loan["book_id"]]["copies_available"] += 1
     return json.dumps(loan)
@@ -137,7 +137,7 @@ def renew_loan(db: dict, loan_id: str) -> str:
     """
     loan = db["loans"].get(loan_id)
     if loan is None or loan["status"] != "open":
-        raise DomainError(f"loan {loan_id!r} is not open")
+        raise ToolRefused(f"loan {loan_id!r} is not open")
     day = int(loan["due_on"][8:10]) + 7
     loan["due_on"] = f"{loan['due_on'][:8]}{day:02d}"
     return json.dumps(loan)
@@ -151,7 +151,7 @@ def update_member_email(db: dict, member_id: str, email: str) -> str:
     """
     member = _member(db, member_id)
     if "@" not in email:
-        raise DomainError(f"{email!r} is not an email address")
+        raise ToolRefused(f"{email!r} is not an email address")
     member["email"] = email
     return json.dumps(member)
 
@@ -164,7 +164,7 @@ def set_loan_limit(db: dict, member_id: str, max_loans: int) -> str:
     """
     member = _member(db, member_id)
     if not 1 <= max_loans <= 10:
-        raise DomainError("max_loans must be 1 to 10")
+        raise ToolRefused("max_loans must be 1 to 10")
     member["max_loans"] = max_loans
     return json.dumps(member)
 

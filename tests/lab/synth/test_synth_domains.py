@@ -17,10 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lab.env.schema import Toolbox
+from lab.env.state import canonical_hash, clone
 from lab.errors import LabInputError
 from lab.synth import DOMAINS
-from lab.synth.domain import TOOL_RANGE, Toolbox, clone, derive_seed, next_id
-from lab.synth.verify import canonical_hash
+from lab.synth.domain import TOOL_RANGE, derive_seed, next_id
 
 NAMES = sorted(DOMAINS)
 PINNED_SEED = 369337870096154816
@@ -32,9 +33,9 @@ def domain_db(request):
     return domain, domain.make_db(seed=3)
 
 
-def test_tool_counts_and_kinds():
+def test_tool_counts_and_access():
     for domain in DOMAINS.values():
-        kinds = [tool.kind for tool in domain.tools.values()]
+        kinds = [tool.access for tool in domain.tools.values()]
         assert TOOL_RANGE[0] <= len(kinds) <= TOOL_RANGE[1]
         assert kinds.count("write") >= 4 and kinds.count("read") >= 4 and kinds.count("generic") >= 1
 
@@ -68,7 +69,7 @@ def test_every_tool_runs_and_every_write_changes_the_db(domain_db, valid_calls):
         assert not is_error, f"{name}: {text}"
         assert text
         changed = canonical_hash(state) != before
-        assert changed is (domain.kind(name) == "write"), name
+        assert changed is (domain.access(name) == "write"), name
         domain.validate(state)
 
 
@@ -159,7 +160,7 @@ def test_calls_never_raise_and_refusals_leave_the_db_alone(name):
         if is_error:
             assert text.startswith(f"Error: {tool_name}: ") and "\n" not in text
             assert canonical_hash(state) == before
-        elif domain.kind(tool_name) == "write":
+        elif domain.access(tool_name) == "write":
             domain.validate(state)
 
     check()
@@ -173,7 +174,7 @@ def test_same_seed_same_db_other_seed_other_db():
 
 
 def test_seeds_do_not_depend_on_the_process():
-    code = ("from lab.synth import DOMAINS; from lab.synth.verify import canonical_hash;"
+    code = ("from lab.synth import DOMAINS; from lab.env.state import canonical_hash;"
             "print(*(canonical_hash(d.make_db(4)) for d in DOMAINS.values()))")
     env = {**os.environ, "PYTHONHASHSEED": "123"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout

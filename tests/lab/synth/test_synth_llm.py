@@ -59,7 +59,7 @@ def built(tmp_path_factory):
 def test_a_domain_comes_out_of_the_stages_with_verified_tasks(built):
     _, _, result, llm, requests = built
     assert result.error is None and isinstance(result.domain, SandboxDomain)
-    assert {n: t.kind for n, t in result.domain.tools.items()}["borrow_book"] == "write" and len(result.domain.tools) == 12
+    assert {n: t.access for n, t in result.domain.tools.items()}["borrow_book"] == "write" and len(result.domain.tools) == 12
     assert "The current time is 2025-06-02T09:00:00" in result.domain.policy
     counts = result.counts
     assert counts["tasks/kept"] == len(result.tasks) == 6

@@ -15,17 +15,19 @@ import time
 
 import pytest
 
+from lab.env.replay import replay_writes
+from lab.env.state import canonical_hash
 from lab.errors import LabInputError
 from lab.synth import DOMAINS, RECIPES, build_domain
 from lab.synth.tasks import make_task, user_visible_text
-from lab.synth.verify import FILTERS, canonical_hash, db_check, replay_writes, run_golden, verify_task, verify_tasks
+from lab.synth.verify import FILTERS, db_check, run_golden, verify_task, verify_tasks
 
 NAMES = sorted(DOMAINS)
 INSTRUCTION_KEYS = {"domain", "reason_for_call", "known_info", "unknown_info", "task_instructions"}
 
 
 def _writes(domain, task) -> list[dict]:
-    return [a for a in task["evaluation_criteria"]["actions"] if domain.kind(a["name"]) == "write"]
+    return [a for a in task["evaluation_criteria"]["actions"] if domain.access(a["name"]) == "write"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -54,7 +56,7 @@ def test_tau2_task_format(name, build):
         for k, action in enumerate(criteria["actions"]):
             assert action["action_id"] == f"{task['id']}_{k}" and action["name"] in domain.tools
             assert set(action["compare_args"]) <= set(action["arguments"])
-        kinds = [domain.kind(a["name"]) for a in criteria["actions"]]
+        kinds = [domain.access(a["name"]) for a in criteria["actions"]]
         assert kinds[0] == "read"  # the chain starts by identifying the user
         assert "write" not in kinds or kinds.index("write") > 0
     templates = {key.split("/")[1].split("+")[0] for key in stats if key.startswith("template/")}
@@ -129,7 +131,7 @@ def test_wrong_trajectories_fail_the_db_check(name, build):
         actions = task["evaluation_criteria"]["actions"]
         gold = verify_task(domain, db, task, start).gold_hash
         check = functools.partial(db_check, domain, db, task, gold_hash=gold)
-        writes = [k for k, a in enumerate(actions) if domain.kind(a["name"]) == "write"]
+        writes = [k for k, a in enumerate(actions) if domain.access(a["name"]) == "write"]
         for k in writes:
             assert not check(actions[:k] + actions[k + 1:]), (task["id"], "skip")
             tried["skip"] += 1
@@ -146,7 +148,7 @@ def test_wrong_trajectories_fail_the_db_check(name, build):
         if not writes:  # a refusal: its reads pass, and one extra write fails it
             assert check(actions)
             assert not check(actions + [next(a for t in tasks for a in t["evaluation_criteria"]["actions"]
-                                             if domain.kind(a["name"]) == "write")])
+                                             if domain.access(a["name"]) == "write")])
     assert min(tried.values()) >= 10
 
 
@@ -175,7 +177,7 @@ def test_filters_drop_what_they_should(build):
 
     idle = copy.deepcopy(task)
     idle["evaluation_criteria"]["actions"] = [a for a in idle["evaluation_criteria"]["actions"]
-                                              if domain.kind(a["name"]) != "write"]
+                                              if domain.access(a["name"]) != "write"]
     assert verify_task(domain, db, idle).failed_filter == "needs_tools"
 
     told = copy.deepcopy(idle)

@@ -1,4 +1,4 @@
-"""Bookshop tools through the Tool interface, per-rollout state, and the tau2-style database checker."""
+"""Bookshop tools through the Tool interface, per-rollout state, and the world's database check."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from lab.env.grading import state_check
 from lab.graders import grade
 from lab.tools.base import Tool, ToolContext
 from lab.world.build import generate
-from lab.world.domain_tools import DOMAIN, check_db, make_domain_tools, session_of
+from lab.world.domain_tools import DOMAIN, make_domain_tools, replayed_session
 from lab.world.tasks import WorldSize
 
 
@@ -18,6 +19,10 @@ from lab.world.tasks import WorldSize
 def shop():
     _, tasks, db = generate(0, WorldSize.small())
     return [t for t in tasks if t.family == "tau2"], db
+
+
+def session_of(context):
+    return context.state[DOMAIN]
 
 
 def _run(tools, actions, context):
@@ -91,7 +96,7 @@ def test_golden_actions_pass_and_wrong_actions_fail_for_every_template(shop):
         good = ToolContext(task_id=task.task_id, task=task)
         observations = _run(tools, task.answer, good)
         assert all(o.error is None for o in observations), task.task_id
-        assert check_db(task, session_of(good))[0], task.task_id
+        assert state_check(task, session_of(good))[0], task.task_id
         assert grade(task, "Done.", good).correct
 
         # A wrong sequence: the right customer lookup, then cancelling their first pending order that the
@@ -108,7 +113,7 @@ def test_golden_actions_pass_and_wrong_actions_fail_for_every_template(shop):
         if not extra and all(a["name"].startswith(("find", "get", "list")) for a in task.answer):
             continue  # a refused request with no other pending order: doing nothing is right
         _run(tools, wrong, bad)
-        ok, detail = check_db(task, session_of(bad))
+        ok, detail = state_check(task, session_of(bad))
         assert not ok and ("differs" in detail or "attempted a write" in detail), task.task_id
         assert not grade(task, "Done.", bad).correct
 
@@ -121,15 +126,14 @@ def test_a_forbidden_write_the_shop_refused_still_fails_the_task(shop):
     observations = _run(make_domain_tools(db), [*task.answer, {"name": "cancel_order", "arguments": {
         "order_id": order_id, "reason": "no longer needed"}}], context)
     assert observations[-1].error  # the shop refused it, so the database is unchanged
-    ok, detail = check_db(task, session_of(context))
+    ok, detail = state_check(task, session_of(context))
     assert not ok and detail == "attempted a write the task does not call for: cancel_order"
 
 
 def test_action_list_answers_are_replayed_against_the_base_db(shop):
     tasks, db = shop
     task = next(t for t in tasks if t.meta["template"] == "return_by_title")
-    assert grade(task, task.answer, db).correct
-    assert not grade(task, task.answer[:-1], db).correct
-    assert not grade(task, "not actions", db).correct
+    assert grade(task, "", replayed_session(db, task.answer)).correct
+    assert not grade(task, "", replayed_session(db, task.answer[:-1])).correct
     assert not grade(task, task.answer).correct  # nothing to check against
     assert DOMAIN == "bookshop"

@@ -1,10 +1,14 @@
-"""tau2-bench's checks of a retail trajectory (TOOLS.md §3), and how they combine into one outcome.
+"""Grading a trajectory by the state it leaves: tau2-bench's criteria, and the offline world's check.
 
-Why replay rather than read the live database: tau2 rebuilds the agent's end state by re-executing its
-write calls on a fresh database, so a check cannot be fooled by state a tool left behind, and a gold
-state comes from the golden actions the same way. The criteria are kept apart (`judge_retail`) because
-reports must say which were judged: NL assertions need a judge model, and without one they are
-"not judged" (None), never silently passed.
+tau2's criteria (TOOLS.md §3 of `shared/benchmarks/tau2/retail`) are kept apart because reports must
+say which were judged: `db` (the replayed end state against the expected one), `communicate` (what the
+user had to be told), `actions` (the golden actions), and `nl` (NL assertions, which need a judge
+model; without one they are "not judged", None, never silently passed). `outcome_of` multiplies the
+judged criteria of the task's reward basis.
+
+The world's bookshop is graded more strictly (`state_check`): the live end state must equal the
+expected one, and no write the golden plan does not make may have been attempted, even one the shop
+refused (a forbidden cancel is a policy breach).
 """
 
 from __future__ import annotations
@@ -14,44 +18,14 @@ import marshal
 from collections.abc import Iterable
 from typing import Any
 
-from lab.benchmarks.tau2_retail import TOOL_TYPES, call, canonical_hash, copy_db
-from lab.errors import LabInputError
+from lab.env.replay import ExpectedStates, run_actions
+from lab.env.state import Session, canonical_hash
 
-
-def replay_writes(initial_db: dict, calls: Iterable[dict[str, Any]]) -> dict:
-    """The predicted environment (§3.2): a copy of `initial_db` after the WRITE calls, in order.
-
-    `calls` are `{name, arguments}` from the whole trajectory (assistant and user); reads, unknown names
-    and failing writes change nothing.
-    """
-    db = copy_db(initial_db)
-    for tool_call in calls:
-        name = tool_call.get("name")
-        if isinstance(name, str) and TOOL_TYPES.get(name) == "write":
-            call(db, name, tool_call.get("arguments"))
-    return db
-
-
-def gold_db(task: Any, initial_db: dict) -> dict:
-    """The gold environment (§3.2): a copy of `initial_db` after every golden action, reads included.
-
-    `task` is a tasks.json entry or a `BenchmarkTask` from `load_tau2` (whose answer is the actions).
-    A failing golden action changes nothing, as in tau2.
-    """
-    if isinstance(task, dict):
-        actions, initial_state = (task.get("evaluation_criteria") or {}).get("actions"), task.get("initial_state")
-    else:
-        actions, initial_state = task.answer, task.meta.get("initial_state")
-    if initial_state is not None:
-        raise LabInputError("tau2 retail: tasks with an initial_state are not supported (none exist locally)")
-    db = copy_db(initial_db)
-    for action in actions or []:
-        call(db, action["name"], action.get("arguments") or {})
-    return db
+# ---- tau2's criteria (§3.2-§3.5) --------------------------------------------------------------------
 
 
 def db_matches(predicted: dict, gold: dict) -> bool:
-    """tau2's DB check: the canonical hashes are equal (retail has no user database).
+    """tau2's DB check: the canonical hashes are equal.
 
     Why the marshal shortcut: equal marshal dumps mean the same types, values, float bits and key
     order, hence the same canonical JSON and hash; they take a third of the time of the JSON text,
@@ -91,26 +65,24 @@ def actions_ok(gold_actions: list[dict], calls: list[dict[str, Any]]) -> bool:
     return all(any(_action_matches(gold, tool_call) for tool_call in calls) for gold in gold_actions)
 
 
-# ---- the combined verdict (§3.6) --------------------------------------------------------------------
+def criteria_of(task: Any, db_ok: bool, calls: list[dict[str, Any]], agent_texts: list[str]) -> dict[str, bool | None]:
+    """Every criterion of one trajectory: `{"db", "communicate", "actions", "nl"}`, each True, False or
+    None (not judged). `task` is a `BenchmarkTask` (its answer the golden actions, its meta the rest).
+    NL assertions need a judge model; none is configured here, so a task that has some gets None, and
+    one with none gets True (tau2 scores an empty list 1.0 without a call)."""
+    meta = task.meta if hasattr(task, "meta") else {}
+    return {
+        "db": db_ok,
+        "communicate": communicate_ok(meta.get("communicate_info"), agent_texts),
+        "actions": actions_ok(list(task.answer or []), calls),
+        "nl": None if meta.get("nl_assertions") else True,
+    }
+
 
 #: tau2's reward-basis names -> the criterion each one multiplies in; a task without a basis uses DEFAULT_BASIS.
 BASIS_CRITERION = {"DB": "db", "ENV_ASSERTION": "db", "COMMUNICATE": "communicate", "ACTION": "actions",
                    "NL_ASSERTION": "nl", "NL_ASSERTIONS": "nl"}
 DEFAULT_BASIS = ("DB", "COMMUNICATE")
-
-
-def judge_retail(task: Any, initial_db: dict, gold: dict, calls: list[dict[str, Any]],
-                 agent_texts: list[str]) -> dict[str, bool | None]:
-    """Every criterion of one trajectory: `{"db", "communicate", "actions", "nl"}`, each True, False or
-    None (not judged). NL assertions need a judge model; none is configured here, so a task that has
-    some gets None, and one with none gets True (tau2 scores an empty list 1.0 without a call)."""
-    meta = task.meta if hasattr(task, "meta") else {}
-    return {
-        "db": db_matches(replay_writes(initial_db, calls), gold),
-        "communicate": communicate_ok(meta.get("communicate_info"), agent_texts),
-        "actions": actions_ok(list(task.answer or []), calls),
-        "nl": None if meta.get("nl_assertions") else True,
-    }
 
 
 def outcome_of(criteria: dict[str, bool | None], reward_basis: list[str] | None) -> float:
@@ -147,3 +119,39 @@ async def judge_nl(tool: Any, assertions: list[str], conversation: list[dict[str
     if len(met) < len(assertions):
         return None, f"judge judged {len(met)} of {len(assertions)} outcomes"
     return all(met), None
+
+
+# ---- the world's stricter check --------------------------------------------------------------------
+
+_EXPECTED = ExpectedStates()
+
+
+def expected_state(task: Any, session: Session) -> dict[str, Any]:
+    """The database a perfect agent leaves behind: the task's golden actions run on a fresh copy of the
+    session's start state (once per task and start state; the entry keeps that state alive, so its
+    `id` cannot be reused by another)."""
+    initial = session.initial
+    return _EXPECTED.get((task.task_id, id(initial)),
+                         lambda: (initial, run_actions(session.env, initial, list(task.answer))))[1]
+
+
+def state_check(task: Any, session: Session) -> tuple[bool, str]:
+    """(passed, why): the session attempted no write the golden plan does not make, and its database
+    equals the expected one (dict equality: key order is ignored)."""
+    golden_writes = [(a.get("name"), a.get("arguments")) for a in task.answer if isinstance(a, dict)]
+    for call in session.calls:
+        if session.env.access(call["name"]) == "write" and (call["name"], call["arguments"]) not in golden_writes:
+            return False, f"attempted a write the task does not call for: {call['name']}"
+    want = expected_state(task, session)
+    if want == session.db:
+        return True, "final database matches the golden actions"
+    return False, "final database differs: " + ", ".join(_differences(want, session.db))
+
+
+def _differences(want: dict, got: dict) -> list[str]:
+    """The first five `table/id` records that differ, tables in the expected database's order."""
+    diffs = []
+    for table in want:
+        keys = sorted(set(want.get(table, {})) | set(got.get(table, {})))
+        diffs += [f"{table}/{k}" for k in keys if want.get(table, {}).get(k) != got.get(table, {}).get(k)]
+    return diffs[:5] or ["(structure)"]
