@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.benchmarks.tau2_retail import RETAIL, TOOL_SCHEMAS, copy_db, load_retail_db, retail_db_snapshot
+from lab.benchmarks.tau2_retail import RETAIL, TOOL_SCHEMAS
+from lab.benchmarks.tau2_retail_db import copy_db, load_retail_db, retail_db_snapshot
 from lab.env.adapter import EnvTool
 from lab.env.grading import criteria_of, db_matches, outcome_of
 from lab.env.replay import ExpectedStates, replay_writes, run_actions

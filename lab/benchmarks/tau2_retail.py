@@ -7,145 +7,32 @@ the specification `shared/benchmarks/tau2/retail/TOOLS.md`, quirks included (can
 payment-history entry; an item modification copies the last new variant's price and options onto every
 replaced item; tool 12 records an unrounded price difference). Section numbers below refer to that file.
 
-The database is plain dicts in the canonical form of §1: every declared field present (unset optional
-order fields as None), float fields as floats, keys in model field order, so a record's JSON text is
-the tool's result and `canonical_hash` reproduces tau2's hash. Tools are `tool(db, **arguments)`
-returning a string and raising `ToolRefused` (`lab.env.errors`); `call` turns one agent tool call into
-tau2's ToolMessage text, and `RETAIL` is the shop as a `lab.env` environment. The checks of §3 that
-score a trajectory are tau2's criteria in `lab.env.grading`, applied to retail in `lab.benchmarks.tau2_env`.
+The database is plain dicts in the canonical form of §1 (`lab.benchmarks.tau2_retail_db`), so a
+record's JSON text is the tool's result and `canonical_hash` reproduces tau2's hash. Tools are
+`tool(db, **arguments)` returning a string and raising `ToolRefused` (`lab.env.errors`); `call` turns one
+agent tool call into tau2's ToolMessage text, and `RETAIL` is the shop as a `lab.env` environment. The
+checks of §3 that score a trajectory are tau2's criteria in `lab.env.grading`, applied to retail in
+`lab.benchmarks.tau2_env`.
 """
 
 from __future__ import annotations
 
-import functools
-import gc
 import inspect
 import json
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from lab.benchmarks.tau2 import domain_dir
+from lab.benchmarks.tau2_retail_db import payment_entry
 from lab.env.calculator import evaluate
 from lab.env.environment import Access, Environment
 from lab.env.errors import ToolRefused
-from lab.env.layout import DB_FILE
 from lab.env.schema import description_of, function_schema, type_schema
-from lab.errors import LabInputError
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
-_ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")
-_ORDER_OPTIONAL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
-                   "exchange_price_difference", "return_items", "return_payment_method_id")
-_PAYMENT_METHOD_FIELDS = {"credit_card": ("source", "id", "brand", "last_four"),
-                          "gift_card": ("source", "id", "balance"), "paypal": ("source", "id")}
-
-
-# ---- the database: canonical form, cache, copies (§1, §3.2) ---------------------------------------------
-
-
-def _pick(record: dict, fields: Iterable[str]) -> dict:
-    return {name: record[name] for name in fields}
-
-
-def _canonical_payment_method(method: dict) -> dict:
-    canonical = _pick(method, _PAYMENT_METHOD_FIELDS[method["source"]])
-    if "balance" in canonical:
-        canonical["balance"] = float(canonical["balance"])
-    return canonical
-
-
-def _canonical_order(order: dict) -> dict:
-    canonical = _pick(order, ("order_id", "user_id"))
-    canonical["address"] = _pick(order["address"], _ADDRESS_FIELDS)
-    canonical["items"] = [{**_pick(i, ("name", "product_id", "item_id")), "price": float(i["price"]),
-                           "options": i["options"]} for i in order["items"]]
-    canonical["status"] = order["status"]
-    canonical["fulfillments"] = [_pick(f, ("tracking_id", "item_ids")) for f in order["fulfillments"]]
-    canonical["payment_history"] = [_payment(p["transaction_type"], p["amount"], p["payment_method_id"])
-                                    for p in order["payment_history"]]
-    canonical.update({name: order.get(name) for name in _ORDER_OPTIONAL})
-    if canonical["exchange_price_difference"] is not None:
-        canonical["exchange_price_difference"] = float(canonical["exchange_price_difference"])
-    return canonical
-
-
-def _canonical(raw: dict) -> dict:
-    """db.json as tau2's data model dumps it; extra keys are dropped, as the model ignores them."""
-    products = {pid: {"name": p["name"], "product_id": p["product_id"],
-                      "variants": {vid: {**_pick(v, ("item_id", "options", "available")), "price": float(v["price"])}
-                                   for vid, v in p["variants"].items()}}
-                for pid, p in raw["products"].items()}
-    users = {uid: {"user_id": u["user_id"], "name": _pick(u["name"], ("first_name", "last_name")),
-                   "address": _pick(u["address"], _ADDRESS_FIELDS), "email": u["email"],
-                   "payment_methods": {mid: _canonical_payment_method(m) for mid, m in u["payment_methods"].items()},
-                   "orders": u["orders"]}
-             for uid, u in raw["users"].items()}
-    return {"products": products, "users": users,
-            "orders": {oid: _canonical_order(o) for oid, o in raw["orders"].items()}}
-
-
-@functools.cache
-def _cached_db(path: Path) -> dict:
-    """The canonical database of one file, parsed once per process; never handed out itself."""
-    try:
-        return _canonical(json.loads(path.read_text(encoding="utf-8")))
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise LabInputError(f"{path}: not a tau2 retail database ({type(exc).__name__}: {exc})") from None
-
-
-def copy_db(db: dict) -> dict:
-    """A deep copy of a canonical database, rebuilt record by record with the cyclic collector paused.
-
-    Why by hand: on db.json (a busy 2-core machine) this takes about 16 ms, against 34 ms for an orjson
-    round trip, about 40 ms for a generic recursive copy, 66 ms for a json round trip and 113 ms for
-    `copy.deepcopy`; every replay of a trajectory starts with one. Why pause the collector: the copy's
-    18,000 new containers would set off collections that scan every live database for cycles there are
-    none of, doubling the time.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return {"products": {pid: {**p, "variants": {vid: {**v, "options": dict(v["options"])}
-                                                     for vid, v in p["variants"].items()}}
-                             for pid, p in db["products"].items()},
-                "users": {uid: {**u, "name": dict(u["name"]), "address": dict(u["address"]),
-                                "payment_methods": {mid: dict(m) for mid, m in u["payment_methods"].items()},
-                                "orders": list(u["orders"])}
-                          for uid, u in db["users"].items()},
-                "orders": {oid: _copy_order(o) for oid, o in db["orders"].items()}}
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _copy_order(order: dict) -> dict:
-    copied = {**order, "address": dict(order["address"]),
-              "items": [{**item, "options": dict(item["options"])} for item in order["items"]],
-              "fulfillments": [{"tracking_id": list(f["tracking_id"]), "item_ids": list(f["item_ids"])}
-                               for f in order["fulfillments"]],
-              "payment_history": [dict(payment) for payment in order["payment_history"]]}
-    for name in ("exchange_items", "exchange_new_items", "return_items"):  # lists of ids once set
-        if copied[name] is not None:
-            copied[name] = list(copied[name])
-    return copied
-
-
-def load_retail_db(path: str | Path | None = None) -> dict:
-    """A fresh canonical copy of db.json: `path` is the file, its folder, or None for the shared data."""
-    return copy_db(retail_db_snapshot(path))
-
-
-def retail_db_snapshot(path: str | Path | None = None) -> dict:
-    """The cached canonical db.json itself, never to be mutated: for the checks that copy it anyway
-    (the replay and `tau2_env.gold_db`), so a grading does not copy 2.8 MB twice."""
-    file = Path(path) if path is not None and Path(path).is_file() else domain_dir("retail", path) / DB_FILE
-    return _cached_db(file.resolve())
-
 
 
 # ---- lookups and shared checks (§0) -----------------------------------------------------------------
@@ -178,11 +65,6 @@ def _credit(method: dict, amount: float) -> None:
     """Add `amount` (negative: charge) to a gift card, rounded to the cent; other methods hold no balance."""
     if method["source"] == "gift_card":
         method["balance"] = round(method["balance"] + amount, 2)
-
-
-def _payment(kind: str, amount: float, method_id: str) -> dict:
-    """A payment-history entry; `float` mirrors the model's coercion (an `abs(0)` diff becomes 0.0)."""
-    return {"transaction_type": kind, "amount": float(amount), "payment_method_id": method_id}
 
 
 class UserAddress(BaseModel):
@@ -327,7 +209,7 @@ def cancel_pending_order(db: dict, order_id: str, reason: str) -> str:
     refunds = []
     for entry in order["payment_history"]:  # every entry, payments and refunds alike (tau2's quirk)
         method = _payment_method(db, order["user_id"], entry["payment_method_id"])
-        refunds.append(_payment("refund", entry["amount"], entry["payment_method_id"]))
+        refunds.append(payment_entry("refund", entry["amount"], entry["payment_method_id"]))
         _credit(method, entry["amount"])
     order["status"], order["cancel_reason"] = "cancelled", reason
     order["payment_history"].extend(refunds)
@@ -358,7 +240,7 @@ def modify_pending_order_items(db: dict, order_id: str, item_ids: list[str], new
     diff, last_variant = _price_difference(db, order, pairs, forbid_same=True)
     method = _payment_method(db, order["user_id"], payment_method_id)
     _check_balance(method, diff, "Insufficient gift card balance to pay for the new item")
-    order["payment_history"].append(_payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
+    order["payment_history"].append(payment_entry("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
     _credit(method, -diff)
     for old, new in pairs:  # the first item whose current id is `old`, so earlier pairs count
         item = next(i for i in order["items"] if i["item_id"] == old)
@@ -381,7 +263,7 @@ def modify_pending_order_payment(db: dict, order_id: str, payment_method_id: str
         raise ToolRefused("The new payment method should be different from the current one")
     _check_balance(method, amount, "Insufficient gift card balance to pay for the order")
     old_method = _payment_method(db, order["user_id"], old_id)
-    history.extend([_payment("payment", amount, payment_method_id), _payment("refund", amount, old_id)])
+    history.extend([payment_entry("payment", amount, payment_method_id), payment_entry("refund", amount, old_id)])
     _credit(method, -amount)
     _credit(old_method, amount)
     return json.dumps(order)

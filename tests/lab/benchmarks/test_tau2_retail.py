@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from lab.benchmarks.base import default_benchmarks_dir, read_json
 from lab.benchmarks.tau2_env import gold_db
-from lab.benchmarks.tau2_retail import RETAIL, TOOL_ACCESS, TOOL_SCHEMAS, call, copy_db, load_retail_db
+from lab.benchmarks.tau2_retail import RETAIL, TOOL_ACCESS, TOOL_SCHEMAS, call
+from lab.benchmarks.tau2_retail_db import copy_db, load_retail_db
 from lab.env import replay
 from lab.env.grading import actions_ok, communicate_ok, db_matches
 from lab.env.state import canonical_hash

@@ -126,7 +126,7 @@ def test_airline_has_no_database_and_says_so(tmp_path: Path):
 
 
 def _db() -> dict:
-    from lab.benchmarks.tau2_retail import load_retail_db
+    from lab.benchmarks.tau2_retail_db import load_retail_db
 
     return load_retail_db()
 
