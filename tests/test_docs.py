@@ -11,7 +11,7 @@ import click
 import pytest
 import typer
 
-from lab.cli import _USAGE_ERRORS as USAGE_ERRORS
+from orchestra.cli import _USAGE_ERRORS as USAGE_ERRORS
 from tests.conftest import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -41,7 +41,7 @@ def commands(page: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cli() -> click.Command:
-    from lab.cli import _register, app
+    from orchestra.cli import _register, app
 
     _register()
     return typer.main.get_command(app)

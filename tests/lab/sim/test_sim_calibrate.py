@@ -153,8 +153,8 @@ def test_model_absent_from_the_logs_is_a_clear_error(big_logs):
 
 
 def test_calibrate_command_fits_from_a_store(tmp_path):
-    from lab.cli.calibrate import calibrate
     from lab.store import Store
+    from orchestra.cli.calibrate import calibrate
 
     # The command on its own Typer group, as `orchestra` registers it (without the other commands).
     app = typer.Typer()

@@ -19,9 +19,9 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, console, print_json
 from lab.errors import LabInputError
+from orchestra.cli.options import DbOption, JsonOption, console, print_json
+from orchestra.cli.root import app
 
 
 @app.command("synth")
