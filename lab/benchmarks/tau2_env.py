@@ -23,8 +23,7 @@ from typing import Any
 
 from lab.benchmarks.tau2_grading import gold_db, judge_retail, outcome_of
 from lab.benchmarks.tau2_retail import TOOL_SCHEMAS, TOOL_TYPES, call, load_retail_db, retail_db_snapshot
-from lab.rollout.running import AGENT_MESSAGES
-from lab.tools.base import Observation, ToolContext
+from lab.tools.base import AGENT_MESSAGES, Observation, ToolContext
 from lab.toolspec import ToolSpec
 
 DOMAIN = "tau2:retail"

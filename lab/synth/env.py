@@ -22,13 +22,12 @@ from typing import Any
 from lab.benchmarks.tau2 import POLICY_FILE
 from lab.benchmarks.tau2_grading import actions_ok, communicate_ok, outcome_of
 from lab.errors import LabInputError
-from lab.rollout.running import AGENT_MESSAGES
 from lab.synth import DOMAINS
 from lab.synth.domain import Domain, canonical_hash, clone
 from lab.synth.export import CODE_FILE
 from lab.synth.sandboxed import SandboxDomain
 from lab.synth.verify import replay_writes, run_golden
-from lab.tools.base import Observation, ToolContext
+from lab.tools.base import AGENT_MESSAGES, Observation, ToolContext
 from lab.toolspec import ToolSpec
 
 STATE_KEY = "toolscale"
