@@ -81,7 +81,7 @@ def test_every_linked_page_exists(page: Path):
 
 
 def test_the_readme_toolkit_loads_with_every_model_priced(tmp_path):
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
 
     text = (REPO / "README.md").read_text()
     block = re.search(r"```yaml\n(# my-endpoints\.yaml.*?)```", text, re.S).group(1)

@@ -13,7 +13,7 @@ from rich.table import Table
 from lab.describe import describe_tool
 from lab.errors import LabInputError
 from lab.graders import grade
-from lab.tools.registry import build_tools, load_toolkit
+from lab.toolkit import build_tools, load_toolkit
 from orchestra.cli.options import JsonOption, print_json, write_text
 from orchestra.cli.root import app
 

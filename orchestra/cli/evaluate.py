@@ -23,7 +23,7 @@ from lab.eval.config import EvalConfig
 from lab.eval.harness import check_before_work, run_eval
 from lab.report.tables import print_run_summaries, run_summaries
 from lab.store import Store, resolve_db_path
-from lab.tools.registry import load_toolkit
+from lab.toolkit import load_toolkit
 from orchestra.cli.options import DbOption, JsonOption, print_json
 from orchestra.cli.root import app
 

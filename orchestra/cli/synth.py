@@ -107,7 +107,7 @@ def synth(
 def _writer(name: str, toolkit: str):
     """The `--llm` tool, refused when it is a simulated model: only a real one can write code."""
     from lab.eval.harness import llm_tool_spec
-    from lab.tools.registry import build_tools, load_toolkit
+    from lab.toolkit import build_tools, load_toolkit
 
     kit = load_toolkit(toolkit)
     if llm_tool_spec(kit, name, "--llm").simulated:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, preference_pairs
-from lab.tools.registry import load_toolkit
+from lab.toolkit import load_toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.examples import draw_examples, training_providers
 

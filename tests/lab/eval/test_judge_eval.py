@@ -13,7 +13,7 @@ import yaml
 
 from lab.store import Store, queries
 from lab.testing.openai_server import OpenAICompatServer
-from lab.tools.registry import TOOLKITS_DIR
+from lab.toolkit import TOOLKITS_DIR
 
 pytestmark = pytest.mark.usefixtures("world")
 

@@ -224,7 +224,7 @@ def test_a_toolkit_can_take_a_sim_profile_from_a_fitted_file(tmp_path):
     with the fitted numbers, and only that entry does."""
     import yaml
 
-    from lab.tools.registry import build_tools, load_toolkit
+    from lab.toolkit import build_tools, load_toolkit
 
     packaged = get_profile("gpt-5")
     fitted = packaged.model_copy(update={"output_tokens": packaged.output_tokens.model_copy(update={"median_tokens": 11.0})})
