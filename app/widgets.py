@@ -58,7 +58,7 @@ def pick_run(runs: pd.DataFrame, label: str = "Run", kinds: tuple[str, ...] = ("
 def story_runs(runs: pd.DataFrame) -> list[str]:
     """The demo's compared systems (baselines, best-route, warm start, trained), the newest run of each
     name, in the demo's order; [] in a store the demo did not write."""
-    from lab.demo.plan import COMPARED
+    from orchestra.demo.plan import COMPARED  # the demo plan sits below the app (layers: tests/test_imports.py)
 
     evals = runs[runs.kind == "eval"].sort_values("started_at")
     newest = evals.drop_duplicates("name", keep="last").set_index("name").run_id

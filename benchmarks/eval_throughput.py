@@ -89,7 +89,7 @@ def rig_part(n: int = 256) -> None:
             results = Path(tmp) / "results.jsonl"
             for c in (16, 64):
                 db = Path(tmp) / f"rig{c}.duckdb"
-                command = [sys.executable, "-c", "from lab.cli import main; main()", "eval", "--benchmark", "world",
+                command = [sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--benchmark", "world",
                            "--split", "all", "--tasks", task_ids, "--orchestrator", f"openai:qwen3-8b@{url}/v1",
                            "--toolkit", str(REPO / "configs" / "toolkits" / "perf.yaml"), "--concurrency", str(c), "--db", str(db)]
                 subprocess.run([sys.executable, str(PERF / "measure.py"), "run", "--url", url, "--n", str(n), "--c", str(c),

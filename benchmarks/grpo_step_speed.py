@@ -68,7 +68,7 @@ def trl_path(model_dir: str, steps: int, tokens: int, batch: int, G: int, tmp: P
     from trl import GRPOConfig, GRPOTrainer
 
     from lab.rollout.prompt import system_prompt
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
     from lab.world.build import build_world
 
     specs = load_toolkit("paper-small").tools

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 def conversations(count: int) -> list[list[dict[str, str]]]:
     from lab.rollout.parse import format_tool_call
     from lab.rollout.prompt import system_prompt, tool_response_text
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
 
     specs = list(load_toolkit("paper-small").tools)
     rows = []

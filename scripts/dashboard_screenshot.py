@@ -24,15 +24,15 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from lab.cli.dashboard import free_port, wait_healthy
     from lab.store import Store, queries
+    from orchestra.cli.dashboard import free_port, wait_healthy
 
     store = Store(args.db, read_only=True)
     query = f"?runs={','.join(queries.resolve_run_id(store, r) for r in args.runs)}" if args.runs else ""
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "app", "--db", str(args.db),
+    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "app", "--db", str(args.db),
                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_healthy(url, server)  # raises if the app exits or never comes up

@@ -22,7 +22,7 @@
 #                   then sampled by vLLM (trainer/vllm_samplers.py); else by transformers in-process
 #   --allow-cpu  -> a smaller tiny_model and a 16-task warm start, so one CPU step takes minutes
 # Peak memory: torch.cuda.max_memory_allocated / max_memory_reserved, read inside the training process by
-# a wrapper around the `orchestra` entry point (lab.cli:main), plus the largest `nvidia-smi`
+# a wrapper around the `orchestra` entry point (orchestra.cli:main), plus the largest `nvidia-smi`
 # memory.used sampled every second (that one counts the CUDA context and every process on the GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -112,14 +112,14 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export TRL_EXPERIMENTAL_SILENCE=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
 "$PY" - <<'EOF' || fail "the training code does not import (see the line above); rerun scripts/gpu_wheels.sh or install the package named"
 import importlib, sys
-for name in ("trl", "datasets", "duckdb", "pydantic", "typer", "rich", "orjson", "plotly", "trainer.train", "trainer.grpo", "lab.cli"):
+for name in ("trl", "datasets", "duckdb", "pydantic", "typer", "rich", "orjson", "plotly", "trainer.train", "trainer.grpo", "orchestra.cli"):
     try:
         importlib.import_module(name)
     except Exception as exc:
         print(f"gpu_smoke: import {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)
 try:
-    importlib.import_module("lab.cli")._register()  # every command module, as the `orchestra` entry point does
+    importlib.import_module("orchestra.cli")._register()  # every command module, as the `orchestra` entry point does
 except Exception as exc:
     print(f"gpu_smoke: the orchestra commands do not import: {type(exc).__name__}: {exc}", file=sys.stderr)
     sys.exit(1)
@@ -234,7 +234,7 @@ SMOKE_PEAK=$SMOKE_DIR/peak.json timeout -s INT -k 20 "${SMOKE_TIMEOUT_S:-390}" "
   --config "$SMOKE_DIR/gpu-smoke.yaml" --max-steps "$steps" --db "$DB" <<'EOF' 2>&1 | tee "$SMOKE_DIR/train.log"
 import atexit, json, os, sys
 
-def _peak() -> None:  # runs as the process exits, after lab.cli:main calls sys.exit
+def _peak() -> None:  # runs as the process exits, after orchestra.cli:main calls sys.exit
     import torch
     if torch.cuda.is_available():
         peak = {"allocated_gib": torch.cuda.max_memory_allocated() / 2**30, "reserved_gib": torch.cuda.max_memory_reserved() / 2**30}
@@ -243,7 +243,7 @@ def _peak() -> None:  # runs as the process exits, after lab.cli:main calls sys.
 
 atexit.register(_peak)
 sys.argv[0] = "orchestra"
-from lab.cli import main  # the `orchestra` console script
+from orchestra.cli import main  # the `orchestra` console script
 
 main()
 EOF

@@ -13,7 +13,7 @@
 #   duckdb                           the store (lab/store)
 #   pydantic pydantic-core annotated-types typing-inspection   every record and config in lab/
 #   orjson                           lab/world (the bookshop)
-#   plotly narwhals                  lab/cli registers `report` and `demo`, which import lab/report/figures
+#   plotly narwhals                  orchestra/cli registers `report` and `demo`, which import lab/report/figures
 # FALLBACK wheels are on the image already (typer, rich, click...) and are installed only where missing.
 # Besides wheels, two offline assets made here with the lab's own code:
 #   orchestra-world.tar.gz           the offline world (tasks, corpus, FAISS index), so the GPU machine

@@ -150,7 +150,7 @@ def orchestra(*args: str, db: Path | None = None, cwd: Path | None = None, timeo
     """The `orchestra` command in a real process, on the store `db` when given (wide columns, so printed
     lines are not wrapped), with `env` added to the environment."""
     extra = ["--db", str(db)] if db is not None else []
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args, *extra], capture_output=True,
+    return subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", *args, *extra], capture_output=True,
                           text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250", **(env or {})})
 
 

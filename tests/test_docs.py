@@ -11,7 +11,7 @@ import click
 import pytest
 import typer
 
-from lab.cli import _USAGE_ERRORS as USAGE_ERRORS
+from orchestra.cli import _USAGE_ERRORS as USAGE_ERRORS
 from tests.conftest import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -41,7 +41,7 @@ def commands(page: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cli() -> click.Command:
-    from lab.cli import _register, app
+    from orchestra.cli import _register, app
 
     _register()
     return typer.main.get_command(app)
@@ -81,7 +81,7 @@ def test_every_linked_page_exists(page: Path):
 
 
 def test_the_readme_toolkit_loads_with_every_model_priced(tmp_path):
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
 
     text = (REPO / "README.md").read_text()
     block = re.search(r"```yaml\n(# my-endpoints\.yaml.*?)```", text, re.S).group(1)

@@ -11,8 +11,8 @@ from typing import Any
 
 from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
+from lab.toolkit import build_tools, load_toolkit
 from lab.tools.base import Tool
-from lab.tools.registry import build_tools, load_toolkit
 from lab.toolspec import Toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.examples import Example, draw_examples, training_providers

@@ -75,7 +75,7 @@ def _prompts(tokenizer: Any, toolkit: str, seed: int) -> list[str]:
     from lab.preference import preference_pairs
     from lab.rollout.prompt import system_prompt, tool_response_text
     from lab.rollout.rounds import round_catalog, round_messages
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
     from lab.world.build import build_world
 
     rng = random.Random(seed)

@@ -135,7 +135,7 @@ def world_tokenizer(vocab_size: int) -> Any:
 
 
 def _slot_names() -> list[str]:
-    from lab.tools.registry import load_toolkit, toolkit_names
+    from lab.toolkit import load_toolkit, toolkit_names
 
     names = {slot for name in toolkit_names() for tool in load_toolkit(name).tools for slot in tool.slots or {}}
     return sorted(names)
@@ -147,7 +147,7 @@ def _training_text() -> list[str]:
     from lab.rollout.engine import FORMAT_REMINDER
     from lab.rollout.prompt import system_prompt
     from lab.rollout.rounds import ROUND_SYSTEM, ROUND_USER, round_catalog
-    from lab.tools.registry import load_toolkit, toolkit_names
+    from lab.toolkit import load_toolkit, toolkit_names
     from lab.world.build import build_world
 
     world = build_world(seed=0, progress=True)

@@ -25,8 +25,7 @@ from lab.env.grading import criteria_of, db_matches, outcome_of
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
 from lab.env.state import Session
 from lab.errors import LabInputError
-from lab.rollout.running import AGENT_MESSAGES
-from lab.tools.base import ToolContext
+from lab.tools.base import AGENT_MESSAGES, ToolContext
 from lab.toolspec import ToolSpec
 
 DOMAIN = RETAIL.name

@@ -20,9 +20,8 @@ import json
 from typing import Any
 
 from lab.errors import LabInputError
-from lab.rollout.running import CONVERSATION
 from lab.rollout.tau2_released import CALL_EXPERT, agent_prompt
-from lab.tools.base import Observation, Tool, ToolContext
+from lab.tools.base import CONVERSATION, Observation, Tool, ToolContext
 from lab.toolspec import ToolSpec
 
 #: The released slots and the models behind them (canonical ids of the lab's price table).

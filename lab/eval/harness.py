@@ -50,7 +50,7 @@ from lab.rollout.policy import Policy
 from lab.rollout.rounds import check_catalog
 from lab.store import Store, queries
 from lab.store.writer import TrajectoryWriter
-from lab.tools.registry import build_tools, load_toolkit, with_retrieval_top_k
+from lab.toolkit import build_tools, load_toolkit, with_retrieval_top_k
 from lab.toolspec import Toolkit
 
 #: Documents per `search` in the released evaluations (evaluation/eval_frames.py, eval_hle.py: "topk").

@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from lab.judge import JUDGED_TYPES, exact_then_judge
-from lab.rollout.engine import CONVERSATION, Grader
-from lab.tools.base import JudgeCall, Observation, ToolContext
+from lab.rollout.engine import Grader
+from lab.tools.base import CONVERSATION, JudgeCall, Observation, ToolContext
 
 
 class RecordedJudge:

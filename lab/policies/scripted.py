@@ -38,8 +38,8 @@ import yaml
 from lab.errors import LabInputError
 from lab.rollout.parse import format_tool_call
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
+from lab.toolkit import KINDS as TOOLKIT_KINDS
 from lab.tools.paper import NOTHING_TO_SEARCH
-from lab.tools.registry import KINDS as TOOLKIT_KINDS
 from lab.toolspec import ToolSpec, is_read_action
 
 Script = Generator[str, list[str], None]

@@ -42,9 +42,9 @@ from lab.rollout.parse import ParsedTurn, parse_turn
 from lab.rollout.policy import Policy, TaskView, TokenTrajectory
 from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import RoundRecord, play_rounds
-from lab.rollout.running import AGENT_MESSAGES, CONVERSATION, RolloutState, cap_reached, execute_call, judge_steps, record_call
+from lab.rollout.running import RolloutState, cap_reached, execute_call, judge_steps, record_call
 from lab.rollout.tau2_released import offered, opening_messages, play_released
-from lab.tools.base import Tool, ToolContext, estimate_tokens
+from lab.tools.base import AGENT_MESSAGES, CONVERSATION, Tool, ToolContext, estimate_tokens
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
 Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]

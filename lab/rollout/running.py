@@ -18,12 +18,7 @@ from lab.records import StepRecord, utcnow
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall
 from lab.tools.base import Observation, Tool, ToolContext, validate_arguments
-from lab.world.task import finding
-
-#: `context.state` key of the messages the orchestrator wrote to the user (its answers), in order.
-AGENT_MESSAGES = "agent_messages"
-#: `context.state` key of the rollout's whole message list (what a judge of the conversation reads).
-CONVERSATION = "conversation"
+from lab.tools.findings import finding
 
 
 @dataclass

@@ -36,8 +36,8 @@ from lab.errors import LabInputError
 from lab.records import StepRecord
 from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall, parse_turn
-from lab.rollout.running import AGENT_MESSAGES, RolloutState, cap_reached, execute_call, record_call
-from lab.tools.base import Observation, Tool, ToolContext
+from lab.rollout.running import RolloutState, cap_reached, execute_call, record_call
+from lab.tools.base import AGENT_MESSAGES, Observation, Tool, ToolContext
 from lab.toolspec import ToolSpec
 
 #: tau2 steps before the conversation stops (released run.py: `--max-steps 200`).

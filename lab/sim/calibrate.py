@@ -32,8 +32,9 @@ import yaml
 from lab.errors import LabInputError
 from lab.pricing import canonical_model
 from lab.sim.profiles import DIFFICULTIES, UNIFORM_MIX, AccuracyEntry, OutputLength, Profile
+from lab.tools.findings import finding
 from lab.toolspec import LatencyProfile
-from lab.world.task import evidence_found, finding
+from lab.world.task import evidence_found
 
 #: Pseudo-counts of the prior in the Beta smoothing: a cell needs ~10 graded answers to move halfway.
 PRIOR_STRENGTH = 10.0

@@ -24,13 +24,12 @@ from lab.env.layout import POLICY_FILE
 from lab.env.replay import ExpectedStates, replay_writes
 from lab.env.state import Session, canonical_hash, clone
 from lab.errors import LabInputError
-from lab.rollout.running import AGENT_MESSAGES
 from lab.synth import DOMAINS
 from lab.synth.domain import Domain
 from lab.synth.export import CODE_FILE
 from lab.synth.sandboxed import SandboxDomain
 from lab.synth.verify import run_golden
-from lab.tools.base import ToolContext
+from lab.tools.base import AGENT_MESSAGES, ToolContext
 from lab.toolspec import ToolSpec
 
 STATE_KEY = "toolscale"

@@ -55,6 +55,12 @@ class JudgeCall:
     observation: Observation
 
 
+#: `ToolContext.state` key of the messages the orchestrator wrote to the user (its answers), in order.
+AGENT_MESSAGES = "agent_messages"
+#: `ToolContext.state` key of the rollout's whole message list (what a judge of the conversation reads).
+CONVERSATION = "conversation"
+
+
 @dataclass
 class ToolContext:
     """Per-rollout facts a tool may use: the task (for whitelists and simulated grading) and a seeded RNG."""
@@ -66,10 +72,11 @@ class ToolContext:
     #: Observations so far in this rollout (the context the paper toolkit's tools hand their models).
     transcript: list[str] = field(default_factory=list)
     #: What tools found so far in this rollout: successful observations minus the call's own arguments
-    #: (`lab.world.task.finding`), tracked by the rollout engine; simulated models then count evidence
+    #: (`lab.tools.findings.finding`), tracked by the rollout engine; simulated models then count evidence
     #: only from these. None outside a rollout (a tool called directly): the prompt alone decides.
     findings: list[str] | None = None
-    #: Per-rollout state of stateful tools, keyed by tool domain (e.g. a `lab.env.state.Session`).
+    #: Per-rollout state of stateful tools, keyed by tool domain (e.g. a `lab.env.state.Session`),
+    #: and what the rollout engine leaves for graders and experts (`AGENT_MESSAGES`, `CONVERSATION`).
     state: dict[str, Any] = field(default_factory=dict)
     #: Round protocol (`lab.rollout.rounds`): the context the environment built for this round (documents,
     #: programs and outputs), which slot tools hand their model in place of the transcript. None otherwise.

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lab.tools.findings import NUMBER_FACT, standalone
+
 Family = Literal["frames", "hle", "tau2"]
 AnswerType = Literal["exact", "numeric", "multiple_choice", "actions"]
 
@@ -54,26 +56,12 @@ def evidence_in(facts: list[str], text: str, question: str = "") -> bool:
     return all(_contains(low, str(fact).lower()) for fact in facts)
 
 
-def finding(observation: str, arguments: dict[str, Any] | None = None) -> str:
-    """What one successful tool call *found*: its observation without the call's own argument strings.
-
-    Why strip arguments: a tool that echoes its input ("No passages found for \"1834\"", "no order
-    '#O05001'") would otherwise let an orchestrator turn a guess into a finding by passing it as a query."""
-    text = observation
-    for value in _strings(arguments or {}):
-        if _NUMBER_FACT.fullmatch(value.strip()):  # a number, however short, where it stands alone
-            text = _standalone(value.strip()).sub(" ", text)
-        elif len(value) >= 2:
-            text = text.replace(value, " ")
-    return text
-
-
 def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, question: str = "") -> bool:
     """The one evidence rule of the offline world (simulated models and calibration from logs).
 
     A model has a task's evidence when every fact is in its prompt (outside the question) *and* was
-    found by a tool in this rollout (`findings`, see `finding`): evidence the orchestrator invents or
-    copies from the question does not count. `findings` None means nobody tracked what tools found (a
+    found by a tool in this rollout (`findings`, see `lab.tools.findings.finding`): evidence the
+    orchestrator invents or copies from the question does not count. `findings` None means nobody tracked what tools found (a
     model called directly, outside a rollout): then the prompt alone decides, as it would for a real
     model; every rollout tracks them, so a policy in training is always held to the full rule.
 
@@ -90,7 +78,7 @@ def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, qu
     stated = {n for f in low_findings if (n := _sole_number(f)) is not None}
     low_prompt = _outside(prompt, question)
     for fact in (str(f).lower() for f in facts):
-        if _NUMBER_FACT.fullmatch(fact):
+        if NUMBER_FACT.fullmatch(fact):
             rivals = [n for n in stated if n != fact and _contains(low_prompt, n)]
             if fact not in stated or rivals:
                 return False
@@ -99,7 +87,6 @@ def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, qu
     return True
 
 
-_NUMBER_FACT = re.compile(r"[-+]?[\d.,/]+")
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])[-+]?\d[\d.,/]*(?![\w])")
 
 
@@ -113,22 +100,7 @@ def _sole_number(text: str) -> str | None:
     return numbers.pop() if len(numbers) == 1 else None
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _standalone(number: str) -> re.Pattern[str]:
-    """`number` not inside a longer one ("3" is not in "1.35")."""
-    return re.compile(rf"(?<![\d.]){re.escape(number)}(?!\.?\d)")
-
-
 def _contains(text: str, fact: str) -> bool:
-    if _NUMBER_FACT.fullmatch(fact):
-        return _standalone(fact).search(text) is not None
+    if NUMBER_FACT.fullmatch(fact):
+        return standalone(fact).search(text) is not None
     return fact in text

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lab.world.bookshop_tasks import make_bookshop_tasks
 from lab.world.corpus import WorldGraph
-from lab.world.hle import make_hle_tasks
+from lab.world.hle_like import make_hle_like_tasks
 from lab.world.multihop import make_multihop_tasks
 from lab.world.names import NameForge
 from lab.world.task import WorldTask
@@ -65,7 +65,7 @@ def make_tasks(graph: WorldGraph, db: dict, size: WorldSize, seed: int, forge: N
     """Every task of the world, split assigned, in family order."""
     tasks = [
         *make_multihop_tasks(graph, size.n_frames, family_rng(seed, "frames")),
-        *make_hle_tasks(size.n_hle, family_rng(seed, "hle")),
+        *make_hle_like_tasks(size.n_hle, family_rng(seed, "hle")),
         *make_bookshop_tasks(db, size.n_tau2, family_rng(seed, "tau2"), forge),
     ]
     return [t.model_copy(update={"split": split_of(t, size.train_share)}) for t in tasks]

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lab.cli.dashboard import free_port, wait_healthy
 from lab.records import RunRecord, TaskRecord, TrainMetricsRecord
 from lab.store import Store
+from orchestra.cli.dashboard import free_port, wait_healthy
 
 
 class Served:
@@ -19,7 +19,7 @@ class Served:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from lab.cli import main; main()", "app", "--db", str(db), "--port", str(self.port)],
+            [sys.executable, "-c", "from orchestra.cli import main; main()", "app", "--db", str(db), "--port", str(self.port)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:

@@ -118,7 +118,7 @@ def test_the_app_keeps_serving_while_a_run_writes(tmp_path, browser, world):
     server = Served(db)
     server.wait_ready()
     try:
-        writer = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "eval", "--benchmark",
+        writer = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--benchmark",
                                    "world:frames", "--limit", "12", "--samples", "2", "--temperature", "0.7",
                                    "--orchestrator", "scripted:random", "--db", str(db)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

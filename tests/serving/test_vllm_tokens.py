@@ -19,8 +19,8 @@ import pytest
 from lab.policies.hf_policy import HFPolicy
 from lab.policies.openai_policy import OpenAIPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
+from lab.toolkit import load_toolkit
 from lab.tools.base import Observation, ToolContext
-from lab.tools.registry import load_toolkit
 from lab.toolspec import ToolSpec
 from trainer.fixed_caller import CALL
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, preference_pairs
-from lab.tools.registry import load_toolkit
+from lab.toolkit import load_toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.examples import draw_examples, training_providers
 
@@ -47,7 +47,7 @@ def test_a_bad_config_is_one_line_naming_the_file_and_the_field(tmp_path, text, 
 
 def test_the_cli_reports_a_bad_config_without_a_traceback(tmp_path):
     path = write(tmp_path, "loss_type: grpo\n")
-    result = subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", "train", "--config", str(path)],
+    result = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "train", "--config", str(path)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "loss_type 'grpo'" in result.stderr and "Traceback" not in result.stderr
 
@@ -61,7 +61,7 @@ def test_shipped_configs_load():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without CUDA")
 def test_use_vllm_without_a_gpu_is_refused_at_start_with_the_reason_and_the_way_out(tmp_path):
-    result = subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", "train", "--config",
+    result = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "train", "--config",
                              "configs/train/h100-qwen3-8b.yaml", "--output-dir", str(tmp_path / "out")],
                             capture_output=True, text=True, timeout=120)
     lines = result.stderr.strip().splitlines()
@@ -148,8 +148,8 @@ CHECKABLE = sorted(n for n in {f.name for f in __import__("dataclasses").fields(
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_a_wrongly_typed_field_is_one_line_exit_2_and_nothing_written(data, tmp_path_factory, monkeypatch, capsys):
-    """The real CLI (`lab.cli.main`) on a config with one field of the wrong type, for any field."""
-    from lab.cli import main
+    """The real CLI (`orchestra.cli.main`) on a config with one field of the wrong type, for any field."""
+    from orchestra.cli import main
 
     name = data.draw(st.sampled_from(CHECKABLE), label="field")
     value = data.draw(st.sampled_from(_wrong_values_for(name)), label="value")

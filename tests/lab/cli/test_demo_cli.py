@@ -10,9 +10,9 @@ import shutil
 import subprocess
 import sys
 
-from lab.cli.dashboard import free_port, wait_healthy
-from lab.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from lab.store import Store, queries
+from orchestra.cli.dashboard import free_port, wait_healthy
+from orchestra.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from tests.conftest import orchestra
 
 NAMES = [*BASELINES, "smollm2", "warm-start", "trained",
@@ -84,7 +84,7 @@ def test_a_second_demo_reuses_everything_and_ends_serving_the_dashboard(quick_de
     before = queries.runs_summary_df(Store(db, read_only=True)).set_index("run_id").trajectories
     port = free_port()
     log = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads a pipe while the server runs
-    server = subprocess.Popen([sys.executable, "-c", "from lab.cli import main; main()", "demo", "--quick", "--db", str(db),
+    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "demo", "--quick", "--db", str(db),
                                "--port", str(port), "--html", str(tmp_path / "d.html")], cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
                               env={**os.environ, "ORCHESTRA_CACHE": str(quick_demo.cache)})

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from lab.testing import OpenAICompatServer
+from lab.toolkit import build_tools, load_toolkit
 from lab.tools.base import ToolContext
-from lab.tools.registry import build_tools, load_toolkit
 from lab.world.task import WorldTask
 from tests.conftest import orchestra
 from tests.lab.tools.index_corpus import FACTS, write_corpus

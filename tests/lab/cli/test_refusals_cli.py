@@ -47,7 +47,7 @@ def test_the_tavily_note_comes_once_with_a_run_that_starts(tmp_path, monkeypatch
 
 def test_help_fits_an_80_column_terminal_without_cutting_anything():
     """Every command's --help, read on an 80-column terminal: no option name or help word cut short."""
-    from lab.cli import _register, app
+    from orchestra.cli import _register, app
 
     _register()
     import typer

@@ -22,7 +22,7 @@ EVAL = ["eval", "--benchmark", "world", "--split", "test", "--orchestrator", "sc
 
 
 def orchestra(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from lab.cli import main; main()", *args]
+    return [sys.executable, "-c", "from orchestra.cli import main; main()", *args]
 
 
 def counts(store: Store) -> tuple[int, int, int]:

@@ -13,13 +13,13 @@ import yaml
 
 from lab.store import Store, queries
 from lab.testing.openai_server import OpenAICompatServer
-from lab.tools.registry import TOOLKITS_DIR
+from lab.toolkit import TOOLKITS_DIR
 
 pytestmark = pytest.mark.usefixtures("world")
 
 
 def orchestra(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", *args], capture_output=True,
                           text=True, timeout=600, env={**__import__("os").environ, "COLUMNS": "250"})
 
 

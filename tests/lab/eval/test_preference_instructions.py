@@ -159,7 +159,7 @@ def test_samples_at_temperature_0_are_refused_for_models_only(tmp_path: Path):
     for orchestrator in ("hf:smollm2", "openai:m@http://127.0.0.1:9/v1"):
         db = tmp_path / "never.duckdb"
         result = subprocess.run(
-            [sys.executable, "-c", "from lab.cli import main; main()", "eval", "--orchestrator", orchestrator,
+            [sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--orchestrator", orchestrator,
              "--samples", "3", "--limit", "1", "--db", str(db)],
             capture_output=True, text=True, timeout=300,
         )

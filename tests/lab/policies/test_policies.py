@@ -16,7 +16,7 @@ from lab.policies.scripted import SCRIPTS, delegation_biases
 from lab.rollout import RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.testing import OpenAICompatServer
-from lab.tools.registry import build_tools, load_toolkit
+from lab.toolkit import build_tools, load_toolkit
 from lab.world.bookshop import OPERATIONS as BOOKSHOP_TOOLS
 
 

@@ -9,7 +9,7 @@ from transformers import PreTrainedTokenizerFast
 
 from lab.policies.hf_policy import render_round
 from lab.rollout.rounds import round_catalog, round_messages
-from lab.tools.registry import load_toolkit
+from lab.toolkit import load_toolkit
 from trainer.models import CHATML_TRAINING_TEMPLATE
 
 PLAIN_CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "

@@ -158,7 +158,7 @@ def test_the_context_is_cut_from_the_front_by_the_orchestrators_tokenizer():
 
 
 def test_the_released_catalog_loads_against_the_paper_toolkit():
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
 
     specs = list(load_toolkit("paper").tools)
     catalog = load_catalog(str(SHARED / "toolorchestra" / "tools.json"), specs)
@@ -169,7 +169,7 @@ def test_the_released_catalog_loads_against_the_paper_toolkit():
 
 
 def test_the_lab_catalog_lists_slots_with_prices_in_the_released_layout():
-    from lab.tools.registry import load_toolkit
+    from lab.toolkit import load_toolkit
 
     (answer,) = [e for e in round_catalog(list(load_toolkit("paper-small").tools)) if e["function"]["name"] == "answer"]
     described = answer["function"]["parameters"]["properties"]["model"]["description"]

@@ -153,8 +153,8 @@ def test_model_absent_from_the_logs_is_a_clear_error(big_logs):
 
 
 def test_calibrate_command_fits_from_a_store(tmp_path):
-    from lab.cli.calibrate import calibrate
     from lab.store import Store
+    from orchestra.cli.calibrate import calibrate
 
     # The command on its own Typer group, as `orchestra` registers it (without the other commands).
     app = typer.Typer()
@@ -224,7 +224,7 @@ def test_a_toolkit_can_take_a_sim_profile_from_a_fitted_file(tmp_path):
     with the fitted numbers, and only that entry does."""
     import yaml
 
-    from lab.tools.registry import build_tools, load_toolkit
+    from lab.toolkit import build_tools, load_toolkit
 
     packaged = get_profile("gpt-5")
     fitted = packaged.model_copy(update={"output_tokens": packaged.output_tokens.model_copy(update={"median_tokens": 11.0})})

@@ -19,7 +19,7 @@ from lab.tools.base import ToolContext
 
 
 def orchestra(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", *args],
                           capture_output=True, text=True, timeout=300)
 
 

@@ -12,9 +12,8 @@ import asyncio
 
 from lab.eval.config import EvalConfig
 from lab.eval.sources import load_source
-from lab.rollout.running import AGENT_MESSAGES
 from lab.synth.dataset import write_dataset
-from lab.tools.base import ToolContext
+from lab.tools.base import AGENT_MESSAGES, ToolContext
 
 
 def _play(source, task, calls, said: list[str]) -> tuple[float, dict]:

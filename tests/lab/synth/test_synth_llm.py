@@ -147,7 +147,7 @@ def test_cli_synth_with_an_llm_tool(tmp_path):
                                              "description": "A generalist LLM.",
                                              "backend": {"kind": "openai", "base_url": server.base_url, "model": "qwen3-32b"}}]}
         (tmp_path / "kit.yaml").write_text(yaml.safe_dump(kit))
-        done = subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", "synth", "--domains", "library",
+        done = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "synth", "--domains", "library",
                                "--tasks-per-domain", "3", "--out", str(tmp_path / "ts"), "--db", str(tmp_path / "s.duckdb"),
                                "--llm", "writer", "--toolkit", str(tmp_path / "kit.yaml"), "--json"],
                               capture_output=True, text=True, timeout=600,

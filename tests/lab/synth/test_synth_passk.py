@@ -70,7 +70,7 @@ def test_a_mix_of_solvers_keeps_what_some_fail(tmp_path):
 
 def test_cli_records_the_pass_at_n_counts(tmp_path):
     out, db = tmp_path / "ts", tmp_path / "s.duckdb"
-    done = subprocess.run([sys.executable, "-c", "from lab.cli import main; main()", "synth", "--domains", "bank",
+    done = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "synth", "--domains", "bank",
                            "--tasks-per-domain", "3", "--out", str(out), "--db", str(db), "--solver",
                            "scripted:cheapest-first", "--pass-at", "2", "--drop-unsolved", "--json"],
                           capture_output=True, text=True, timeout=300)

@@ -15,8 +15,8 @@ from lab.preference import Preference
 from lab.rollout import RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.testing import OpenAICompatServer
+from lab.toolkit import TOOLKITS_DIR, build_tools, load_toolkit
 from lab.tools.paper import NOTHING_TO_SEARCH
-from lab.tools.registry import TOOLKITS_DIR, build_tools, load_toolkit
 from lab.world.task import WorldTask
 
 SLOTS = {

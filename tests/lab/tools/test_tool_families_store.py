@@ -10,7 +10,7 @@ from lab.rollout import PolicyOutput, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.store import Store, queries
 from lab.testing import OpenAICompatServer
-from lab.tools.registry import build_tools, load_toolkit
+from lab.toolkit import build_tools, load_toolkit
 from lab.toolspec import Toolkit
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.world.task import evidence_found, finding
+from lab.tools.findings import finding
+from lab.world.task import evidence_found
 
 QUESTION = "Compute 431^5044 mod 8335."
 numbers = st.integers(min_value=0, max_value=10**9).map(str)

@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from lab.cli.world import world_app
 from lab.errors import LabInputError
 from lab.world.build import WORLD_VERSION, build_world, default_dir, load_world
 from lab.world.tasks import WorldSize
+from orchestra.cli.world import world_app
 
 SMALL = WorldSize.small()
 

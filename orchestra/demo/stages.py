@@ -17,10 +17,10 @@ from typing import Any
 
 from rich.console import Console
 
-from lab.demo.plan import BASELINES, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.store import Store, queries
+from orchestra.demo.plan import BASELINES, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
 
 
 class DemoStages:

@@ -5,10 +5,10 @@ key, GPU or network.
     orchestra demo --no-app --db demo.duckdb
     orchestra demo --quick --no-app     # every stage at toy size (a first look, the test suite)
 
-Stages (`lab.demo.stages`): build or reuse the offline world; evaluate the scripted baselines and the
+Stages (`orchestra.demo.stages`): build or reuse the offline world; evaluate the scripted baselines and the
 untrained SmolLM2 on the test tasks; warm-start and train `configs/train/cpu-tiny.yaml` with GRPO;
 evaluate the warm start and the trained model; sweep the trained model over three instructions and
-turn budgets 10 / 20 / 50; then print the findings (`lab.demo.findings`), write the figures, print the
+turn budgets 10 / 20 / 50; then print the findings (`orchestra.demo.findings`), write the figures, print the
 commands to try next and serve the dashboard on the store. The models are simulated stand-ins for the
 paper's (`sim:*`, priced at the real models' list prices) and every table says so.
 """
@@ -21,10 +21,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lab.cli import app
-from lab.cli.dashboard import exec_dashboard
-from lab.cli.options import DbOption, console, write_text
 from lab.store import Store, resolve_db_path
+from orchestra.cli.dashboard import exec_dashboard
+from orchestra.cli.options import DbOption, console, write_text
+from orchestra.cli.root import app
 
 
 @app.command("demo")
@@ -36,10 +36,10 @@ def demo(
     db: str | None = DbOption,
 ) -> None:
     """Train, evaluate, analyse and show: baselines, SmolLM2, a GRPO-trained orchestrator, sweeps, the dashboard."""
-    from lab.demo.findings import gather_findings
-    from lab.demo.plan import FULL, QUICK
-    from lab.demo.stages import DemoStages
     from lab.report.figures import figures_html
+    from orchestra.demo.findings import gather_findings
+    from orchestra.demo.plan import FULL, QUICK
+    from orchestra.demo.stages import DemoStages
 
     progress = Console(stderr=True)
     store = Store(resolve_db_path(db))
@@ -64,7 +64,7 @@ def demo(
 
 
 def _print_findings(findings, plan) -> None:
-    from lab.demo.plan import PRIVILEGED
+    from orchestra.demo.plan import PRIVILEGED
 
     report, names = findings.compared, findings.names
     table = Table(title=f"Test tasks, held-out instructions, {plan.compared_turns} turns "
@@ -106,7 +106,7 @@ def _print_findings(findings, plan) -> None:
 
 def _hints(db: str | None, path: Path, stages, no_app: bool) -> list[str]:
     """Commands that work on this store as printed (runs by name: the CLI resolves a name to its newest run)."""
-    from lab.demo.plan import trained_name
+    from orchestra.demo.plan import trained_name
 
     where, config = f" --db {path}" if db else "", stages.config
     budgets = " ".join(trained_name("accuracy", t) for t in stages.plan.turn_budgets)

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from lab.cli.options import JsonOption, console, print_json
+from orchestra.cli.options import JsonOption, console, print_json
 
 world_app = typer.Typer(help="Build and inspect the offline world (corpus, tasks, bookshop DB, search index).",
                         no_args_is_help=True)

@@ -1,4 +1,4 @@
-"""HLE-like generators for mathematics, physics, chemistry and astronomy (see `lab.world.hle`).
+"""HLE-like question generators for mathematics, physics, chemistry and astronomy (see `lab.world.question_kit`).
 
 Each computational generator computes its answer directly and writes a reference program that
 computes it a second way where that is cheap (e.g. a DP against a closed form), so the build's
@@ -11,7 +11,7 @@ import math
 import random
 from fractions import Fraction
 
-from lab.world.hle import Item, choice, computed, scaled
+from lab.world.question_kit import Item, choice, computed, scaled
 
 # ---- mathematics -----------------------------------------------------------------------------------
 

@@ -10,12 +10,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lab.cli import app
-from lab.cli.options import JsonOption, print_json, write_text
 from lab.describe import describe_tool
 from lab.errors import LabInputError
 from lab.graders import grade
-from lab.tools.registry import build_tools, load_toolkit
+from lab.toolkit import build_tools, load_toolkit
+from orchestra.cli.options import JsonOption, print_json, write_text
+from orchestra.cli.root import app
 
 
 @app.command("describe-tools")

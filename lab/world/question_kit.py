@@ -1,4 +1,4 @@
-"""HLE-like hard questions across eight disciplines, with seeded parameters and exact answers.
+"""Building blocks of the world's HLE-like questions: the `Item` a generator returns, and its helpers.
 
 Why generated rather than written: answers must be known exactly and be unknowable from memory, so
 each generator draws random parameters, computes the answer in Python at generation time, and (for
@@ -9,6 +9,9 @@ Needs and difficulty: computational items need `code` (numbers too large or fidd
 one's head) and carry their printed answer as `evidence` (what a code-interpreter call would put in a
 prompt); the others need `reasoning` and carry no evidence. Each generator scales its parameters with
 the difficulty it is asked for (bigger numbers, more steps, closer distractors).
+
+The generators live in `questions_science.py` and `questions_human.py`; `hle_like.py` turns their
+items into tasks.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from lab.world.task import WorldTask
 
 LEVELS = ("easy", "medium", "hard")
 LETTERS = "ABCDEFGH"
@@ -58,52 +59,3 @@ def choice(rng: random.Random, question: str, correct: str, wrong: list[str]) ->
 def scaled(level: str, easy: Any, medium: Any, hard: Any) -> Any:
     """Pick the parameter range for a difficulty level."""
     return {"easy": easy, "medium": medium, "hard": hard}[level]
-
-
-def _registry() -> list[tuple[str, Generator]]:
-    # Imported here so the generator modules can import the helpers above without a cycle.
-    from lab.world import hle_human, hle_science
-
-    return [*hle_science.GENERATORS, *hle_human.GENERATORS]
-
-
-def make_hle_tasks(n: int, rng: random.Random) -> list[WorldTask]:
-    """`n` distinct items, generators cycled in order, difficulty drawn per item."""
-    registry = _registry()
-    tasks: list[WorldTask] = []
-    seen: set[str] = set()
-    attempts = 0
-    while len(tasks) < n and attempts < n * 20:
-        domain, gen = registry[attempts % len(registry)]
-        attempts += 1
-        level = rng.choice(LEVELS)
-        item = gen(rng, level)
-        if item.question in seen:
-            continue
-        seen.add(item.question)
-        tasks.append(_to_task(item, domain, level, len(tasks), gen.__name__))
-    return tasks
-
-
-def format_answer(value: Any) -> str:
-    """How a reference program prints a numeric answer (ints plainly, floats via repr)."""
-    return str(value)
-
-
-def _to_task(item: Item, domain: str, level: str, index: int, generator: str) -> WorldTask:
-    needs = ["code"] if item.code else ["reasoning"]
-    return WorldTask(
-        task_id=f"hle-{index:04d}",
-        family="hle",
-        domain=domain,
-        difficulty=level,
-        question=item.question,
-        answer=item.answer,
-        answer_type=item.answer_type,
-        tolerance=item.tolerance,
-        choices=item.choices,
-        evidence=[format_answer(item.answer)] if item.code else [],
-        reference_code=item.code,
-        needs=needs,
-        meta={"generator": generator},
-    )

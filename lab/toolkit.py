@@ -9,6 +9,10 @@ slots are filled the same way. A `sim` backend may name a `profiles_file` (e.g. 
 calibrate` wrote) to take its profile from there instead of the packaged `lab/data/sim_profiles.yaml`.
 Tools that cannot be offered in this environment (web search without a key) are dropped with one line
 saying why, never kept as a tool that silently returns nothing.
+
+Why a module above `lab.tools`: it is the composition root that builds tools of every kind, simulated
+models (`lab.sim`) and the offline world's search index (`lab.world.build`) included, while the tools,
+the simulated models and the world only import the tool interface below them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ KINDS = ("local_search", "web_search", "code_interpreter", "sim", "openai", "loc
 #: What a paper `search` tool retrieves with when its entry names no `backend.retriever`.
 DEFAULT_RETRIEVER = {"kind": "local_search", "index": "world"}
 #: Where named toolkits live: `configs/toolkits/` of the checkout the lab is installed from.
-TOOLKITS_DIR = Path(__file__).resolve().parents[2] / "configs" / "toolkits"
+TOOLKITS_DIR = Path(__file__).resolve().parents[1] / "configs" / "toolkits"
 
 
 def toolkit_names() -> list[str]:

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import typer
 
-from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, console, print_json, write_text
 from lab.errors import LabInputError
 from lab.report.api import load_report
 from lab.report.figures import figures_html
 from lab.report.metrics import N_RESAMPLES
 from lab.report.tables import print_report
 from lab.store import Store, queries, resolve_db_path
+from orchestra.cli.options import DbOption, JsonOption, console, print_json, write_text
+from orchestra.cli.root import app
 
 
 @app.command("report")

@@ -19,13 +19,13 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
-from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, print_json
 from lab.eval.config import EvalConfig
 from lab.eval.harness import check_before_work, run_eval
 from lab.report.tables import print_run_summaries, run_summaries
 from lab.store import Store, resolve_db_path
-from lab.tools.registry import load_toolkit
+from lab.toolkit import load_toolkit
+from orchestra.cli.options import DbOption, JsonOption, print_json
+from orchestra.cli.root import app
 
 
 @app.command("eval")

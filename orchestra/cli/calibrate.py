@@ -10,10 +10,10 @@ from pathlib import Path
 
 import typer
 
-from lab.cli import app
-from lab.cli.options import DbOption, console, write_text
 from lab.sim.calibrate import PRIOR_STRENGTH, fit_profile, profile_to_yaml
 from lab.sim.profiles import find_profile_for, get_profile
+from orchestra.cli.options import DbOption, console, write_text
+from orchestra.cli.root import app
 
 
 @app.command("calibrate")

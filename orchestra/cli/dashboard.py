@@ -19,8 +19,8 @@ from pathlib import Path
 
 import typer
 
-from lab.cli import app
-from lab.cli.options import DbOption, console
+from orchestra.cli.options import DbOption, console
+from orchestra.cli.root import app
 
 
 def app_command(port: int, host: str) -> list[str]:

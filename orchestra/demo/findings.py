@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lab.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, DemoPlan, trained_name
 from lab.report.api import Report, load_report
 from lab.report.metrics import paired_cost_saving, pareto_points
 from lab.store import Store, queries
+from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, DemoPlan, trained_name
 
 
 @dataclass

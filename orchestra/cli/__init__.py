@@ -1,4 +1,5 @@
-"""The `orchestra` command: one thin Typer file per command group, registered here.
+"""The `orchestra` command: one thin Typer file per command group, registered here on the root app
+(`orchestra.cli.root`).
 
 Every command turns `LabInputError` into one red line on stderr and exit code 2; anything else is a bug
 and keeps its traceback.
@@ -13,15 +14,8 @@ import typer
 from rich.console import Console
 
 from lab.errors import LabInputError
-from lab.output import quiet_libraries
+from orchestra.cli.root import app
 
-app = typer.Typer(
-    name="orchestra",
-    help="Orchestra Lab: train, evaluate and study tool-orchestrating LLMs (ToolOrchestra, arXiv 2511.21689).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 err_console = Console(stderr=True)
 
 # typer vendors its own click; usage errors are instances of that copy's ClickException.
@@ -35,17 +29,11 @@ _USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
 )
 
 
-@app.callback()
-def _options(verbose: bool = typer.Option(False, "--verbose", help="Also show libraries' progress bars, log lines and warnings (hidden by default: lab.output).")) -> None:
-    """Orchestra Lab: train, evaluate and study tool-orchestrating LLMs (ToolOrchestra, arXiv 2511.21689)."""
-    quiet_libraries(verbose)
-
-
 def _register() -> None:
-    # Imported for their side effect of adding commands to `app`; order is the order in --help.
-    from lab.cli import calibrate, dashboard, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
-    from lab.cli.index import index_app
-    from lab.cli.world import world_app
+    # Imported for their side effect of adding commands to `app` (orchestra.cli.root); order is the order in --help.
+    from orchestra.cli import calibrate, dashboard, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
+    from orchestra.cli.index import index_app
+    from orchestra.cli.world import world_app
 
     app.add_typer(world_app, name="world")
     app.add_typer(index_app, name="index")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from lab.cli import app
-from lab.cli.options import DbOption, console
 from lab.store import open_store
+from orchestra.cli.options import DbOption, console
+from orchestra.cli.root import app
 
 train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper §3.2), or its SFT warm start.",
                         invoke_without_command=True, no_args_is_help=True)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from lab.cli.options import JsonOption, console, print_json
 from lab.errors import LabInputError
+from orchestra.cli.options import JsonOption, console, print_json
 
 if TYPE_CHECKING:
     from lab.tools.embedder import EmbedderConfig

@@ -11,8 +11,6 @@ import json
 import typer
 from rich.table import Table
 
-from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, console, print_json
 from lab.errors import LabInputError
 from lab.pricing import PriceTable
 from lab.report.metrics import orchestrator_label
@@ -20,6 +18,8 @@ from lab.repricing import reprice_steps, with_orchestrator_steps
 from lab.rescoring import rescore_across, rescore_run
 from lab.reward import STD_THRESHOLD
 from lab.store import Store, queries, resolve_db_path
+from orchestra.cli.options import DbOption, JsonOption, console, print_json
+from orchestra.cli.root import app
 
 
 @app.command("runs")

@@ -19,9 +19,9 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from lab.cli import app
-from lab.cli.options import DbOption, JsonOption, console, print_json
 from lab.errors import LabInputError
+from orchestra.cli.options import DbOption, JsonOption, console, print_json
+from orchestra.cli.root import app
 
 
 @app.command("synth")
@@ -107,7 +107,7 @@ def synth(
 def _writer(name: str, toolkit: str):
     """The `--llm` tool, refused when it is a simulated model: only a real one can write code."""
     from lab.eval.harness import llm_tool_spec
-    from lab.tools.registry import build_tools, load_toolkit
+    from lab.toolkit import build_tools, load_toolkit
 
     kit = load_toolkit(toolkit)
     if llm_tool_spec(kit, name, "--llm").simulated:

@@ -1,6 +1,6 @@
-"""HLE-like generators for computer science, biology/genetics, economics/finance and linguistics.
+"""HLE-like question generators for computer science, biology/genetics, economics/finance and linguistics.
 
-See `lab.world.hle` for the conventions (difficulty scaling, code vs reasoning items).
+See `lab.world.question_kit` for the conventions (difficulty scaling, code vs reasoning items).
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import random
 
-from lab.world.hle import Item, choice, computed, scaled
 from lab.world.names import NameForge
+from lab.world.question_kit import Item, choice, computed, scaled
 
 # ---- computer science ----------------------------------------------------------------------------
 
