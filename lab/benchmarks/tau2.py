@@ -22,7 +22,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lab.benchmarks.base import BenchmarkTask, apply_limit, default_benchmarks_dir, read_json, require
+from lab.benchmarks.recording import RecordingTool, recorded_calls
+from lab.benchmarks.source import BenchmarkSource, EvalSource
 from lab.errors import LabInputError
+from lab.tools.base import Tool, ToolContext
+from lab.toolspec import ToolSpec
 
 TASKS_FILE = "tasks.json"
 SPLITS_FILE = "split_tasks.json"
@@ -205,3 +209,62 @@ def user_instruction(instructions: Any) -> str:
         if instructions.get(key)
     ]
     return "\n".join(parts)
+
+
+def conversations(benchmark: str, tasks: list[BenchmarkTask]) -> EvalSource:
+    """tau2 tasks as a run plays them: a scripted user (`lab.benchmarks.tau2_user`) opens each conversation;
+    retail (with its db.json) is executed on the rollout's own copy of the database and graded as tau2
+    grades it (`lab.benchmarks.tau2_env`); a domain without a database here (airline, the released
+    ToolScale table) offers its golden actions' names as tools that record calls, and is graded by
+    whether every golden action was called, its `criteria_json` saying the database was not judged."""
+    from lab.benchmarks.tau2_env import grade_retail, retail_tools
+    from lab.benchmarks.tau2_user import ScriptedUser
+
+    retail = retail_tools() if any(_executable(t) for t in tasks) else {}
+
+    async def grader(task: BenchmarkTask, answer: str | None, context: ToolContext) -> float:
+        if _executable(task):
+            return await grade_retail(task, answer, context)
+        done = actions_done(task.answer or [], recorded_calls(context))
+        context.criteria = {"db": None, "communicate": None, "actions": done, "nl": None}
+        return float(done)
+
+    def task_tools(task: BenchmarkTask) -> dict[str, Tool]:
+        if _executable(task):
+            return dict(retail)
+        return {a["name"]: RecordingTool(_action_spec(a["name"])) for a in task.answer or [] if isinstance(a, dict)}
+
+    user = ScriptedUser()
+    return EvalSource(benchmark, list(tasks), grader, [t.to_record() for t in tasks], task_tools=task_tools,
+                      user=lambda task: user)
+
+
+def _executable(task: BenchmarkTask) -> bool:
+    """A tau2 task whose domain's tools run here: retail, with its db.json."""
+    return task.domain == "retail" and bool(task.meta.get("db_path"))
+
+
+def _action_spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description=f"Domain action '{name}'.", parameters={"type": "object"}, category="basic")
+
+
+def actions_done(golden: list[dict[str, Any]], calls: list[dict[str, Any]]) -> bool:
+    """Every golden action was called with (at least) its golden arguments."""
+    return all(
+        any(c["name"] == g.get("name") and all(c["arguments"].get(k) == v for k, v in (g.get("arguments") or {}).items()) for c in calls)
+        for g in golden if isinstance(g, dict)
+    )
+
+
+def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    return load_tau2(path, split, limit, domain=qualifier or None, **options)
+
+
+def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
+    return conversations("tau2", _load(qualifier, path, split, None))
+
+
+SOURCE = BenchmarkSource(
+    name="tau2", usage="tau2[:domain]", description="tau2-bench; tau2:<domain> for one domain (retail, airline)",
+    load=_load, open=_open, qualified=True, released_agent=True,
+)
