@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 
 from lab.env.grading import state_check
 from lab.env.state import Session
+from lab.task import Task
 from lab.tools.base import ToolContext
 
 
@@ -245,7 +246,8 @@ def parse_exact(text: Any) -> Fraction | None:
 
 
 def parse_number(text: Any) -> float | None:
-    """`parse_exact` as a float."""
+    """`parse_exact` as a float: the one final number an answer states, in a sentence or alone (a
+    reference that must be nothing but a number is read by `lab.benchmarks.base.parse_bare_number`)."""
     value = parse_exact(text)
     return None if value is None else float(value)
 
@@ -339,7 +341,7 @@ def choice_match(answer: Any, reference: str, choices: list[str] | None = None) 
 # ---- actions (tau2) --------------------------------------------------------------------------------
 
 
-def actions_match(task: Any, answer: Any, context: Any = None) -> GradeResult:
+def actions_match(task: Task, answer: Any, context: Any = None) -> GradeResult:
     """Final database of the rollout against golden: `context` is a `lab.env.state.Session`, or a
     ToolContext holding one under the task's domain (`context.state["bookshop"]`). The answer text is
     not read; an answer given as an action list is graded through the session it would leave
@@ -353,7 +355,7 @@ def actions_match(task: Any, answer: Any, context: Any = None) -> GradeResult:
 # ---- dispatch --------------------------------------------------------------------------------------
 
 
-def grade(task: Any, answer: Any, context: Any = None) -> GradeResult:
+def grade(task: Task, answer: Any, context: Any = None) -> GradeResult:
     """Grade one answer by the task's answer type; never calls a model."""
     blank = answer is None or (isinstance(answer, str) and not answer.strip())
     if blank and task.answer_type != "actions":  # tau2 is judged by the database, not the final message

@@ -7,7 +7,9 @@ Do not reorder fields: tables and records must list the same columns in the same
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -15,6 +17,15 @@ from pydantic import BaseModel, Field
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def git_sha() -> str:
+    """Short commit of the lab checkout that produced a run (`RunRecord.git_sha`), or '' outside git."""
+    try:
+        here = Path(__file__).resolve().parent
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 RunKind = Literal["eval", "train", "synth"]

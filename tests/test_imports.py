@@ -10,7 +10,7 @@ rules, each failure naming the importing module, its line and the import:
    modules involved form none;
 3. no arrow up the table: a unit imports only from its own layer or the layers below.
 
-`PENDING` lists the arrows other branches of issue 33 are removing; it is to be emptied as they merge.
+The layer table is also written down, with where new things go, in `docs/architecture.md`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tests.conftest import REPO
 ROOTS = ("lab", "trainer", "app", "orchestra")
 
 #: Bottom -> top. A unit (a package or module, with everything below it) may import its own layer and the
-#: layers below. Where the order differs from issue 33's first table, the code said so:
+#: layers below. Why some units sit where they do:
 #: - `lab.store` is its own layer just above the base: it reads and writes records and needs nothing else,
 #:   and synthesis and training log to it;
 #: - `lab.env` (the stateful-domain core) sits just above `lab.tools`: its adapter is a tool
@@ -41,7 +41,7 @@ ROOTS = ("lab", "trainer", "app", "orchestra")
 #:   (`orchestra.cli`), which serves the app, is the top.
 LAYERS: list[tuple[str, ...]] = [
     ("lab.errors", "lab.output", "lab.pricing", "lab.toolspec", "lab.records", "lab.preference", "lab.reward",
-     "lab.filters", "lab.scoring", "lab.testing"),
+     "lab.filters", "lab.scoring", "lab.task", "lab.testing"),
     ("lab.store",),
     ("lab.tools",),
     ("lab.env",),
@@ -62,15 +62,6 @@ LAYERS: list[tuple[str, ...]] = [
 
 #: The root packages' own `__init__`: a docstring and a version, importing nothing; the bottom layer.
 ROOT_INITS = ("lab", "orchestra")
-
-#: (importer, imported) module pairs left out of every rule while other branches of issue 33 remove them.
-#: Empty this after those merges; a pair that no longer exists fails `test_pending_pairs_still_exist`.
-PENDING: frozenset[tuple[str, str]] = frozenset({
-    # lab.eval <-> lab.synth (lab.synth.passk)
-    ("lab.synth.passk", "lab.eval.config"),
-    ("lab.synth.passk", "lab.eval.harness"),
-})
-
 
 @dataclass(frozen=True)
 class Arrow:
@@ -155,10 +146,9 @@ def repo_arrows() -> tuple[list[str], list[Arrow]]:
     return all_arrows(REPO, ROOTS)
 
 
-def problems(modules: list[str], arrows: list[Arrow], layers: list[tuple[str, ...]], pending: frozenset[tuple[str, str]],
+def problems(modules: list[str], arrows: list[Arrow], layers: list[tuple[str, ...]],
              root_inits: tuple[str, ...] = ()) -> list[str]:
     """Every broken rule, one line each: modules in no layer, cycles of modules and of units, upward arrows."""
-    arrows = [a for a in arrows if (a.source, a.target) not in pending]
     level = {unit: i for i, layer in enumerate(layers) for unit in layer} | dict.fromkeys(root_inits, 0)
     units = {m: unit_of(m, layers, root_inits) for m in modules}
     found = [f"{m} is in no layer: add its package to LAYERS" for m, u in units.items() if u is None]
@@ -212,13 +202,8 @@ def _path_back(start: str, out: dict[str, list[Arrow]]) -> list[Arrow] | None:
 
 
 def test_imports_flow_one_way():
-    found = problems(*repo_arrows(), LAYERS, PENDING, ROOT_INITS)
+    found = problems(*repo_arrows(), LAYERS, ROOT_INITS)
     assert not found, "\n".join(found)
-
-
-def test_pending_pairs_still_exist():
-    pairs = {(a.source, a.target) for a in repo_arrows()[1]}
-    assert not PENDING - pairs, f"no longer imported, drop from PENDING: {sorted(PENDING - pairs)}"
 
 
 def test_every_layer_entry_names_a_module():
@@ -245,7 +230,7 @@ def test_the_checker_names_an_upward_arrow_and_a_cycle(tmp_path):
         "pkg/mid/b.py": "from .a import x\n",
     })
     layers = [("pkg.low",), ("pkg.mid",), ("pkg.high",)]
-    found = problems(*all_arrows(tmp_path, ("pkg",)), layers, frozenset(), ("pkg",))
+    found = problems(*all_arrows(tmp_path, ("pkg",)), layers, ("pkg",))
     assert "upward import: pkg.low.core (line 2: `from pkg.high import view`) -> pkg.high (pkg.high is in a layer above pkg.low)" in found
     assert ("import cycle: pkg.mid.a (line 1: `import pkg.mid.b`) -> pkg.mid.b ; "
             "pkg.mid.b (line 1: `from .a import x`) -> pkg.mid.a") in found
@@ -254,8 +239,7 @@ def test_the_checker_names_an_upward_arrow_and_a_cycle(tmp_path):
     assert len(found) == 4, found
 
 
-def test_the_checker_passes_pending_pairs_and_asks_for_a_layer(tmp_path):
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "from pkg import high\n", "pkg/high.py": "", "pkg/new.py": ""})
+def test_the_checker_asks_for_a_layer(tmp_path):
+    _write(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/high.py": "from pkg import low\n", "pkg/new.py": ""})
     layers = [("pkg.low",), ("pkg.high",)]
-    assert problems(*all_arrows(tmp_path, ("pkg",)), layers, frozenset({("pkg.low", "pkg.high")}), ("pkg",)) == [
-        "pkg.new is in no layer: add its package to LAYERS"]
+    assert problems(*all_arrows(tmp_path, ("pkg",)), layers, ("pkg",)) == ["pkg.new is in no layer: add its package to LAYERS"]

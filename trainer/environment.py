@@ -29,7 +29,7 @@ class TrainingEnvironment:
         self.config = config
         self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split or config.train_split,
                                                                toolkit=config.toolkit))
-        tasks = [t for t in self.source.tasks if not config.families or t.family in config.families]  # world tasks
+        tasks = [t for t in self.source.tasks if not config.families or getattr(t, "family", None) in config.families]  # world tasks
         if config.task_limit and split is None:
             tasks = tasks[: config.task_limit]
         self.tasks = {t.task_id: t for t in tasks}

@@ -21,8 +21,7 @@ from rich.console import Console
 
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
-from lab.eval.harness import git_sha
-from lab.records import RunRecord, RunStatus, utcnow
+from lab.records import RunRecord, RunStatus, git_sha, utcnow
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment

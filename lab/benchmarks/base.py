@@ -170,11 +170,12 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
 
 
-def parse_number(text: str) -> int | float | None:
-    """The number a short answer states (`8,350` -> 8350, `1.92` -> 1.92), or None.
+def parse_bare_number(text: str) -> int | float | None:
+    """The number a reference answer is, when it is nothing but one (`8,350` -> 8350, `1.92` -> 1.92), or None.
 
     Why so strict: only answers that are a bare number become `numeric`; `37 years` or `1/2` stay
-    exact-match, and numbers with a leading zero (`007`, codes) keep their digits as text.
+    exact-match, and numbers with a leading zero (`007`, codes) keep their digits as text. (Reading the
+    number a *prediction* states, in a sentence, is `lab.graders.parse_number`'s job.)
     """
     s = text.strip()
     if _THOUSANDS.fullmatch(s):
@@ -189,7 +190,7 @@ def parse_number(text: str) -> int | float | None:
 
 def infer_answer(text: str) -> tuple[Any, AnswerType]:
     """`(answer, answer_type)` for a free-text reference: a number when it is one, else the text."""
-    number = parse_number(text)
+    number = parse_bare_number(text)
     if number is not None:
         return number, "numeric"
     return text.strip(), "exact"

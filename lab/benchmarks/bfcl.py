@@ -16,7 +16,11 @@ from typing import Any
 
 from lab.benchmarks.base import BenchmarkTask, apply_limit, check_split, default_benchmarks_dir, iter_jsonl, require
 from lab.benchmarks.bfcl_checker import CheckResult, check_bfcl
+from lab.benchmarks.recording import RecordingTool, recorded_calls
+from lab.benchmarks.source import BenchmarkSource, EvalSource
 from lab.errors import LabInputError
+from lab.tools.base import Tool, ToolContext
+from lab.toolspec import ToolSpec
 
 #: The categories the shared folder holds, in the order `bfcl` loads them.
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
@@ -161,3 +165,52 @@ def check_task(task: BenchmarkTask, model_output: Any) -> CheckResult:
     if task.answer_type != "function_calls":
         raise LabInputError(f"task {task.task_id}: not a BFCL task (answer_type {task.answer_type})")
     return check_bfcl(model_output, task.answer, task.meta.get("functions", []), task.meta.get("category", task.domain))
+
+
+def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    categories = [c.strip() for c in qualifier.split(",") if c.strip()] or None
+    return load_bfcl(path, split, limit, categories=categories, **options)
+
+
+def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
+    """The task's functions are offered as tools that record their calls; the AST check grades the calls."""
+    tasks = _load(qualifier, path, split, None)
+
+    async def grader(task: BenchmarkTask, answer: str | None, context: ToolContext) -> float:
+        calls = [{"name": c["name"], "arguments": c["arguments"]} for c in recorded_calls(context)]
+        return float(check_task(task, calls).valid)
+
+    def task_tools(task: BenchmarkTask) -> dict[str, Tool]:
+        return {f["name"]: RecordingTool(tool_spec(f)) for f in task.meta.get("functions", [])}
+
+    return EvalSource("bfcl", list(tasks), grader, [t.to_record() for t in tasks], task_tools=task_tools)
+
+
+def tool_spec(function: dict[str, Any]) -> ToolSpec:
+    """A BFCL function doc as a tool spec (its parameter types written as JSON Schema's)."""
+    params = dict(function.get("parameters") or {"type": "object", "properties": {}})
+    params["type"] = "object"  # BFCL writes "dict"
+    params["properties"] = {k: _json_schema(v) for k, v in params.get("properties", {}).items()}
+    return ToolSpec(name=function["name"], description=function.get("description", ""), parameters=params, category="basic")
+
+
+def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:
+    mapping = {"dict": "object", "float": "number", "tuple": "array", "any": None}
+    prop = dict(prop)
+    if prop.get("type") in mapping:
+        kind = mapping[prop["type"]]
+        if kind is None:
+            prop.pop("type")
+        else:
+            prop["type"] = kind
+    if isinstance(prop.get("items"), dict):
+        prop["items"] = _json_schema(prop["items"])
+    if isinstance(prop.get("properties"), dict):
+        prop["properties"] = {k: _json_schema(v) for k, v in prop["properties"].items()}
+    return prop
+
+
+SOURCE = BenchmarkSource(
+    name="bfcl", usage="bfcl[:category]", description="BFCL v4 AST categories; bfcl:<category>[,<category>] for some",
+    load=_load, open=_open, qualified=True,
+)

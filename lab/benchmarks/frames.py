@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.benchmarks.base import BenchmarkTask, apply_limit, check_split, infer_answer, resolve_file
+from lab.benchmarks.source import BenchmarkSource, DocumentRules, EvalSource, graded_by_answer
 from lab.errors import LabInputError
 
 HUB_DATASET = "google/frames-benchmark"
@@ -145,3 +146,22 @@ def _tasks_from_rows(rows: Iterable[dict[str, Any]], name: str) -> list[Benchmar
         layout = layout or _layout(name, list(row.keys()))
         tasks.append(_task(index, dict(row), layout[0], layout[1], f"{name} row {index}"))
     return tasks
+
+
+def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    return load_frames(path, split, limit, **options)
+
+
+def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
+    return graded_by_answer("frames", load_frames(path, split))
+
+
+#: The released evaluation's FRAMES rules under the round protocol (evaluation/eval_frames.py): 150
+#: documents per `search`, 4,000 characters each and no ` ...` after one, `search` withdrawn once a
+#: document exists, a 24,000-token context.
+SOURCE = BenchmarkSource(
+    name="frames", usage="frames", description="FRAMES multi-hop QA (824 questions)", load=_load, open=_open,
+    rounds=True, released_top_k=150,
+    documents=DocumentRules(context_tokens=24000, document_chars=4000, document_suffix="",
+                            withdraw_search_after_documents=True),
+)

@@ -25,6 +25,7 @@ from lab.benchmarks.base import (
     iter_jsonl,
     require,
 )
+from lab.benchmarks.source import BenchmarkSource, EvalSource, graded_by_answer
 from lab.errors import LabInputError
 
 HUB_DATASET = "cais/hle"
@@ -158,3 +159,18 @@ def parse_choices(question: str) -> list[str]:
         if match:
             choices.append(match.group(2))
     return choices
+
+
+def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    return load_hle(path, split, limit, **options)
+
+
+def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
+    return graded_by_answer("hle", load_hle(path, split))
+
+
+#: 50 documents per `search` under the round protocol, as the released evaluation/eval_hle.py ("topk").
+SOURCE = BenchmarkSource(
+    name="hle", usage="hle", description="Humanity's Last Exam, text-only (local JSONL/Parquet or source='hub')",
+    load=_load, open=_open, rounds=True, released_top_k=50,
+)

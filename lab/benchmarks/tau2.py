@@ -21,9 +21,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lab.benchmarks.base import BenchmarkTask, apply_limit, default_benchmarks_dir, read_json, require
+from lab.benchmarks.base import BenchmarkTask, apply_limit, read_json, require
+from lab.benchmarks.recording import RecordingTool, recorded_calls
+from lab.benchmarks.source import BenchmarkSource, EvalSource
+from lab.benchmarks.tau2_folders import available_domains, domain_dir
 from lab.env.layout import DB_FILE, POLICY_FILE, SPLITS_FILE, TASKS_FILE
 from lab.errors import LabInputError
+from lab.tools.base import Tool, ToolContext
+from lab.toolspec import ToolSpec
 
 #: Splits a split file may name; `base` is every task.
 SPLITS = ("train", "test", "base")
@@ -51,28 +56,6 @@ class Tau2Domain(BaseModel):
     def has_db(self) -> bool:
         """Whether actions can be executed (airline ships without its database here)."""
         return self.db is not None
-
-
-def domain_dir(domain: str, path: str | Path | None = None) -> Path:
-    """The folder of `domain`: `path` itself if it holds tasks.json, else `path/domain` or `path/tau2/domain`."""
-    base = Path(path) if path is not None else default_benchmarks_dir()
-    for candidate in (base, base / domain, base / "tau2" / domain):
-        if (candidate / TASKS_FILE).is_file():
-            return candidate
-    raise LabInputError(f"{base}: no {TASKS_FILE} for tau2 domain '{domain}' here, in {domain}/ or tau2/{domain}/")
-
-
-def available_domains(path: str | Path | None = None) -> list[str]:
-    """Domain folders (holding tasks.json) under `path/tau2`, `path`, or the default benchmarks folder."""
-    base = Path(path) if path is not None else default_benchmarks_dir()
-    if (base / TASKS_FILE).is_file():
-        return [base.name]
-    for root in (base / "tau2", base):
-        if root.is_dir():
-            found = sorted(d.name for d in root.iterdir() if (d / TASKS_FILE).is_file())
-            if found:
-                return found
-    raise LabInputError(f"{base}: no tau2 domain folders (each holding {TASKS_FILE}) here or in tau2/")
 
 
 def load_tau2_domain(domain: str = "retail", path: str | Path | None = None, with_db: bool = True) -> Tau2Domain:
@@ -201,3 +184,62 @@ def user_instruction(instructions: Any) -> str:
         if instructions.get(key)
     ]
     return "\n".join(parts)
+
+
+def conversations(benchmark: str, tasks: list[BenchmarkTask]) -> EvalSource:
+    """tau2 tasks as a run plays them: a scripted user (`lab.benchmarks.tau2_user`) opens each conversation;
+    retail (with its db.json) is executed on the rollout's own copy of the database and graded as tau2
+    grades it (`lab.benchmarks.tau2_env`); a domain without a database here (airline, the released
+    ToolScale table) offers its golden actions' names as tools that record calls, and is graded by
+    whether every golden action was called, its `criteria_json` saying the database was not judged."""
+    from lab.benchmarks.tau2_env import grade_retail, retail_tools
+    from lab.benchmarks.tau2_user import ScriptedUser
+
+    retail = retail_tools() if any(_executable(t) for t in tasks) else {}
+
+    async def grader(task: BenchmarkTask, answer: str | None, context: ToolContext) -> float:
+        if _executable(task):
+            return await grade_retail(task, answer, context)
+        done = actions_done(task.answer or [], recorded_calls(context))
+        context.criteria = {"db": None, "communicate": None, "actions": done, "nl": None}
+        return float(done)
+
+    def task_tools(task: BenchmarkTask) -> dict[str, Tool]:
+        if _executable(task):
+            return dict(retail)
+        return {a["name"]: RecordingTool(_action_spec(a["name"])) for a in task.answer or [] if isinstance(a, dict)}
+
+    user = ScriptedUser()
+    return EvalSource(benchmark, list(tasks), grader, [t.to_record() for t in tasks], task_tools=task_tools,
+                      user=lambda task: user)
+
+
+def _executable(task: BenchmarkTask) -> bool:
+    """A tau2 task whose domain's tools run here: retail, with its db.json."""
+    return task.domain == "retail" and bool(task.meta.get("db_path"))
+
+
+def _action_spec(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description=f"Domain action '{name}'.", parameters={"type": "object"}, category="basic")
+
+
+def actions_done(golden: list[dict[str, Any]], calls: list[dict[str, Any]]) -> bool:
+    """Every golden action was called with (at least) its golden arguments."""
+    return all(
+        any(c["name"] == g.get("name") and all(c["arguments"].get(k) == v for k, v in (g.get("arguments") or {}).items()) for c in calls)
+        for g in golden if isinstance(g, dict)
+    )
+
+
+def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+    return load_tau2(path, split, limit, domain=qualifier or None, **options)
+
+
+def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
+    return conversations("tau2", _load(qualifier, path, split, None))
+
+
+SOURCE = BenchmarkSource(
+    name="tau2", usage="tau2[:domain]", description="tau2-bench; tau2:<domain> for one domain (retail, airline)",
+    load=_load, open=_open, qualified=True, released_agent=True,
+)

@@ -21,6 +21,7 @@ from typing import Any
 
 from lab.errors import LabInputError
 from lab.rollout.tau2_released import CALL_EXPERT, agent_prompt
+from lab.task import Task
 from lab.tools.base import CONVERSATION, Observation, Tool, ToolContext
 from lab.toolspec import ToolSpec
 
@@ -99,7 +100,7 @@ class CallExpert:
         return reply.model_copy(update={"meta": {**reply.meta, "counted_as": expert.spec.name, "expert": slot, "finding": ""}})
 
 
-def released_tools(task: Any, domain: dict[str, Tool], experts: dict[str, Tool]) -> dict[str, Tool]:
+def released_tools(task: Task, domain: dict[str, Tool], experts: dict[str, Tool]) -> dict[str, Tool]:
     """The tools of one released-agent rollout: the domain's, and call_expert over `experts`."""
     policy = (getattr(task, "meta", None) or {}).get("policy") or ""
     return {**domain, CALL_EXPERT: CallExpert(experts, domain, policy)}

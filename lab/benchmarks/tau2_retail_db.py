@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from lab.benchmarks.tau2 import domain_dir
+from lab.benchmarks.tau2_folders import domain_dir
 from lab.env.layout import DB_FILE
 from lab.errors import LabInputError
 

@@ -19,8 +19,11 @@ Two simulators share one protocol (`session(task)` -> an object with `opening()`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from lab.task import Task
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 END_MARKERS = (STOP, TRANSFER, OUT_OF_SCOPE)
@@ -50,7 +53,7 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _COMMON and len(w) > 2}
 
 
-def _instructions(task: Any) -> dict[str, Any]:
+def _instructions(task: Task) -> dict[str, Any]:
     scenario = (getattr(task, "meta", None) or {}).get("user_scenario") or {}
     instructions = scenario.get("instructions") or {}
     return instructions if isinstance(instructions, dict) else {"reason_for_call": str(instructions)}
@@ -59,7 +62,7 @@ def _instructions(task: Any) -> dict[str, Any]:
 class ScriptedUser:
     """The offline simulator (see the module docstring)."""
 
-    def session(self, task: Any) -> _ScriptedSession:
+    def session(self, task: Task) -> _ScriptedSession:
         return _ScriptedSession(_instructions(task))
 
 
@@ -93,8 +96,14 @@ class LLMUser:
     def __init__(self, tool: Any) -> None:
         self.tool = tool
 
-    def session(self, task: Any) -> _LLMSession:
+    def session(self, task: Task) -> _LLMSession:
         return _LLMSession(self.tool, _instructions(task))
+
+
+def with_llm_user(users: Callable[[Task], Any], tool: Any) -> Callable[[Task], LLMUser | None]:
+    """`--user TOOL`: the LLM `tool` plays the user of every task `users` gives a (scripted) user."""
+    simulator = LLMUser(tool)
+    return lambda task: simulator if users(task) is not None else None
 
 
 _USER_GUIDE = f"""You are playing a customer talking to a customer-service agent. Stay in character and

@@ -8,10 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from lab.benchmarks import find_source, sources
 from lab.errors import LabInputError, first_error
 from lab.rollout.config import Protocol, Tau2Agent
-
-BENCHMARKS = ("world", "frames", "hle", "tau2", "toolscale", "bfcl")
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
 _LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
@@ -78,17 +77,19 @@ class EvalConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> EvalConfig:
-        if self.benchmark.split(":")[0] not in BENCHMARKS:
-            raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(BENCHMARKS)}")
+        source = find_source(self.benchmark)
+        if source is None:
+            raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(s.name for s in sources())}")
         if any(t < 1 for t in self.max_turns):
             raise ValueError(f"--max-turns must be >= 1, got {self.max_turns}")
         if self.catalog is not None and self.protocol != "rounds":
             raise ValueError("--catalog is read by the round protocol only; add --protocol rounds")
-        if self.protocol == "rounds" and self.benchmark.split(":")[0] in ("tau2", "toolscale", "bfcl"):
+        if self.protocol == "rounds" and not source.rounds:
+            answering = ", ".join(s.name for s in sources() if s.rounds)
             raise ValueError(f"--protocol rounds: {self.benchmark} tasks are conversations with a user or "
-                             "function calls; the round protocol runs question-answering benchmarks (world, frames, hle)")
+                             f"function calls; the round protocol runs question-answering benchmarks ({answering})")
         if self.tau2_agent == "released":
-            self._check_released()
+            self._check_released(source.released_agent)
         if self.preference_instruction is not None and not self.preference_instruction.strip():
             raise ValueError("--preference-instruction is empty; pass the text or leave the flag out")
         # greedy decoding of a model makes every sample of a task the same rollout; scripts seed their
@@ -100,10 +101,11 @@ class EvalConfig(BaseModel):
             )
         return self
 
-    def _check_released(self) -> None:
-        """What the released tau2 agent cannot take: other benchmarks, a turn budget (it counts tau2 steps)
-        and a preference (its prompt has none, so a run would claim one the agent never saw)."""
-        if self.benchmark.split(":")[0] != "tau2":
+    def _check_released(self, runs_it: bool) -> None:
+        """What the released tau2 agent cannot take: a benchmark it does not run (`runs_it` False), a turn
+        budget (it counts tau2 steps) and a preference (its prompt has none, so a run would claim one the
+        agent never saw)."""
+        if not runs_it:
             raise ValueError(f"--tau2-agent released runs tau2 conversations; --benchmark {self.benchmark} is not tau2")
         if self.max_turns != [50]:
             raise ValueError("--tau2-agent released stops at 200 tau2 steps (agent replies, tool executions, user "
@@ -139,10 +141,8 @@ class EvalConfig(BaseModel):
         weights = model_fingerprint(self.orchestrator)
         if weights:  # a model retrained in place starts new runs instead of resuming the old model's
             identity["weights"] = weights
-        if self.benchmark == "toolscale":  # the default dataset is rebuilt when the synthesis code changes
-            from lab.synth.dataset import code_key
-
-            identity["dataset"] = code_key()
+        base, _, qualifier = self.benchmark.partition(":")
+        identity.update(find_source(base).run_identity(qualifier))  # e.g. the version of a dataset built on first use
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
         prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
         return f"{prefix}-{digest}"

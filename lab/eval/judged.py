@@ -26,6 +26,7 @@ from typing import Any
 
 from lab.judge import JUDGED_TYPES, exact_then_judge
 from lab.rollout.engine import Grader
+from lab.task import Task
 from lab.tools.base import CONVERSATION, JudgeCall, Observation, ToolContext
 
 
@@ -46,7 +47,7 @@ def judged(grader: Grader, tool: Any) -> Grader:
     """`grader`, then the judge `tool` where the task has something to judge (module docstring); raises
     `lab.errors.JudgeError` when the judge gives no verdict."""
 
-    async def graded(task: Any, answer: str | None, context: ToolContext) -> float:
+    async def graded(task: Task, answer: str | None, context: ToolContext) -> float:
         outcome = await grader(task, answer, context)
         exact = outcome >= 1.0
         judge = RecordedJudge(tool, context)
@@ -60,7 +61,7 @@ def judged(grader: Grader, tool: Any) -> Grader:
     return graded
 
 
-async def _judge_nl(task: Any, answer: str | None, context: ToolContext, judge: RecordedJudge, outcome: float) -> float:
+async def _judge_nl(task: Task, answer: str | None, context: ToolContext, judge: RecordedJudge, outcome: float) -> float:
     """tau2: the judge on the NL assertions the grader left unjudged; a reply that is not the asked JSON
     leaves them unjudged (null in `criteria_json`, counted as `unjudged` by reports), as without a judge."""
     from lab.env.grading import judge_nl, outcome_of

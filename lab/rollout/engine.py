@@ -44,10 +44,11 @@ from lab.rollout.prompt import system_prompt, tool_response_text
 from lab.rollout.rounds import RoundRecord, play_rounds
 from lab.rollout.running import RolloutState, cap_reached, execute_call, judge_steps, record_call
 from lab.rollout.tau2_released import offered, opening_messages, play_released
+from lab.task import Task
 from lab.tools.base import AGENT_MESSAGES, CONVERSATION, Tool, ToolContext, estimate_tokens
 
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
-Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]
+Grader = Callable[[Task, str | None, ToolContext], Awaitable[float]]
 
 FORMAT_REMINDER = "Your last message had no valid tool call or answer: {error}. Use <tool_call>{{...}}</tool_call> or <answer>...</answer>."
 
@@ -57,7 +58,7 @@ class RolloutRequest:
     """Which rollout to run and how it will be keyed in the store."""
 
     run_id: str
-    task: Any
+    task: Task
     sample_idx: int = 0
     train_step: int = 0
     group_id: str = ""

@@ -2,7 +2,7 @@
 
 A domain is a database schema, seeded data, typed tools and a policy (`lab.synth.domain`); tasks
 come from templates whose golden chains are run on the data (`lab.synth.tasks`); only tasks that pass
-the filters are kept (`lab.synth.verify`, and pass@N with real models in `lab.synth.passk`); a
+the filters are kept (`lab.synth.verify`, and pass@N with real models in `lab.eval.passk`); a
 domain folder in tau2's layout is written and read by `lab.synth.export`. The ten domains of the
 paper are written by hand here (`lab.synth.domains`); `lab.synth.llm_generate` has an LLM write new
 ones stage by stage, every stage's answer gated by running it in the sandbox (`lab.synth.sandboxed`).

@@ -19,18 +19,19 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
+from lab.benchmarks import sources
+from lab.eval.checks import checked_toolkit
 from lab.eval.config import EvalConfig
-from lab.eval.harness import check_before_work, run_eval
+from lab.eval.harness import run_eval
 from lab.report.tables import print_run_summaries, run_summaries
 from lab.store import Store, resolve_db_path
-from lab.toolkit import load_toolkit
 from orchestra.cli.options import DbOption, JsonOption, print_json
 from orchestra.cli.root import app
 
 
 @app.command("eval")
 def eval_command(
-    benchmark: str = typer.Option("world", help="world (or world:frames, world:hle, world:bookshop), frames, hle, tau2[:domain], toolscale[:DIR] (DIR: what orchestra synth wrote), bfcl[:category]."),
+    benchmark: str = typer.Option("world", help=", ".join(source.usage for source in sources()) + "."),
     benchmark_path: str | None = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: str | None = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
@@ -82,9 +83,9 @@ def eval_command(
         budget_usd=budget_usd, seed=seed, run_name=run_name,
     )
     console = Console(stderr=True)
-    check_before_work(config, load_toolkit(config.toolkit, pricing=config.pricing))  # a refused command creates nothing
+    toolkit = checked_toolkit(config, console)  # before the store: a refused command creates nothing
     store = Store(resolve_db_path(db))
-    summaries = run_eval(config, store, console)
+    summaries = run_eval(config, store, console, toolkit=toolkit)
     table = run_summaries(store, [s.run_id for s in summaries])
     if as_json:
         print_json([{**row, "unavailable_rollouts": s.unavailable, "error_rollouts": s.failed, "cut_rollouts": s.cut,

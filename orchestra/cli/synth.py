@@ -42,8 +42,7 @@ def synth(
     as_json: bool = JsonOption,
 ) -> None:
     """Synthesize tool-use domains and verified multi-turn tasks (ToolScale, offline)."""
-    from lab.eval.harness import git_sha
-    from lab.records import RunRecord
+    from lab.records import RunRecord, git_sha
     from lab.store import Store, resolve_db_path
     from lab.synth import DOMAINS
     from lab.synth.dataset import write_dataset
@@ -76,7 +75,7 @@ def synth(
                                                    bar, description=f"synth {name}: {stage}"))
             progress.update(bar, completed=len(names))
         if solvers:
-            from lab.synth.passk import pass_at_n_filter
+            from lab.eval.passk import pass_at_n_filter
 
             for name, counts in pass_at_n_filter(out, names, solvers, pass_at, store, drop_unsolved,
                                                  None if as_json else console, seed).items():
@@ -106,7 +105,7 @@ def synth(
 
 def _writer(name: str, toolkit: str):
     """The `--llm` tool, refused when it is a simulated model: only a real one can write code."""
-    from lab.eval.harness import llm_tool_spec
+    from lab.eval.checks import llm_tool_spec
     from lab.toolkit import build_tools, load_toolkit
 
     kit = load_toolkit(toolkit)

@@ -33,7 +33,7 @@ def test_hle_routes_with_options(tmp_path: Path) -> None:
 
 
 def test_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(LabInputError, match="unknown name 'gsm8k'.*frames, hle, tau2, bfcl, world"):
+    with pytest.raises(LabInputError, match="unknown name 'gsm8k'.*world, frames, hle, tau2, toolscale, bfcl"):
         load_benchmark("gsm8k")
     with pytest.raises(LabInputError, match="unknown name 'frames:x'"):
         load_benchmark("frames:x")

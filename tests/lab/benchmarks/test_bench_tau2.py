@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.benchmarks.tau2 import available_domains, load_tau2, load_tau2_domain, user_instruction
+from lab.benchmarks.tau2 import load_tau2, load_tau2_domain, user_instruction
+from lab.benchmarks.tau2_folders import available_domains
 from lab.errors import LabInputError
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"

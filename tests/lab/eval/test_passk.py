@@ -1,4 +1,4 @@
-"""Tests for the pass@N build filter (lab.synth.passk, `orchestra synth --solver ... --pass-at N`).
+"""Tests for the pass@N build filter (lab.eval.passk, `orchestra synth --solver ... --pass-at N`).
 
 What a user would notice: tasks that every rollout of every solver solves are dropped (too easy to
 teach anything), tasks none solves are dropped only when asked, a task is never judged on fewer
@@ -16,11 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from lab.eval.passk import ALL_SOLVED, NONE_SOLVED, pass_at_n_filter, solved_counts, verdict
 from lab.records import RunRecord, TrajectoryRecord
 from lab.store import Store
 from lab.synth.dataset import write_dataset
 from lab.synth.export import import_domain
-from lab.synth.passk import ALL_SOLVED, NONE_SOLVED, pass_at_n_filter, solved_counts, verdict
 
 
 @given(st.integers(0, 20), st.integers(0, 20), st.integers(1, 16), st.booleans())

@@ -1,12 +1,13 @@
-"""The pass@N build filter (paper §3.3): drop tasks every configured model already solves.
+"""The pass@N build filter (paper §3.3): drop synthesized tasks every configured model already solves.
 
 Why: a task that all of N rollouts of every model solve teaches GRPO nothing (its group has no reward
 spread, and the trainer would skip it anyway) and says nothing in an evaluation; a task none solves
 may be broken in a way the execution checks cannot see, so dropping those too is an option. The
 rollouts are ordinary eval runs of the written folder (`--benchmark toolscale:DIR`), so every one of
-them is in the store to inspect; the folders are then rewritten without the dropped tasks.
+them is in the store to inspect; the folders are then rewritten without the dropped tasks. It lives
+with evaluation, not synthesis: it runs evaluations, and `lab.synth` needs nothing from `lab.eval`.
 
-    counts = pass_at_n_filter(Path("data/toolscale"), ["openai:qwen3-32b@http://gpu:8000/v1"], n=8, store=store)
+    counts = pass_at_n_filter(Path("data/toolscale"), ["bank"], ["openai:qwen3-32b@http://gpu:8000/v1"], n=8, store=store)
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from lab.eval.harness import run_eval
 from lab.store import Store, queries
 from lab.synth.export import export_domain, folder_hash, import_domain
 
-#: Rollouts per task per model when the user gives none (the paper's pass@8).
-DEFAULT_N = 8
 ALL_SOLVED, NONE_SOLVED = "filter/pass_at_n_all_solved", "filter/pass_at_n_none_solved"
 
 
