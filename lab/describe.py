@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lab.task import Task
 from lab.tools.base import Tool, ToolContext
 
 DESCRIBER_PROMPT = """Below are {n} tasks given to the model tool "{name}", its answers and whether each answer was \
@@ -45,7 +46,7 @@ class ToolDescription(BaseModel):
 async def describe_tool(
     tool: Tool,
     describer: Tool,
-    tasks: list[Any],
+    tasks: list[Task],
     grade: Callable[[Any, str, ToolContext], Awaitable[bool]],
     n_tasks: int = 10,
     seed: int = 0,
@@ -53,7 +54,7 @@ async def describe_tool(
     """Run `tool` on `n_tasks` sampled tasks, grade them, and have `describer` describe the tool."""
     chosen = random.Random(seed).sample(tasks, min(n_tasks, len(tasks)))
 
-    async def one(task: Any) -> DescribedSample:
+    async def one(task: Task) -> DescribedSample:
         context = ToolContext(task_id=task.task_id, task=task, seed=seed)
         obs = await tool.execute({"prompt": f"{task.question}\n\nEnd your reply with a line 'ANSWER: <answer>'."}, context)
         correct = obs.error is None and await grade(task, obs.text, context)

@@ -31,6 +31,7 @@ import re
 from typing import Any
 
 from lab.errors import JudgeError
+from lab.task import Task
 from lab.tools.base import ToolContext
 
 #: The released evaluation's limit: a longer answer is wrong without a judge call.
@@ -77,7 +78,7 @@ def defuse(text: str) -> str:
     return _OWN_TAG.sub("\u2039", str(text))
 
 
-def reference_text(task: Any) -> str:
+def reference_text(task: Task) -> str:
     """The reference as the judge reads it: a choice with its option text, a number with its tolerance."""
     answer = str(task.answer)
     choices = list(getattr(task, "choices", None) or [])
@@ -118,7 +119,7 @@ def parse_verdict(reply: str) -> bool:
     return value == "true"
 
 
-async def judge_answer(tool: Any, task: Any, answer: str, context: ToolContext | None = None) -> bool:
+async def judge_answer(tool: Any, task: Task, answer: str, context: ToolContext | None = None) -> bool:
     """Ask the judge `tool` (an LLM tool: `execute({"prompt": ...})`) once; its verdict, or `JudgeError`."""
     prompt = judge_prompt(str(task.question), reference_text(task), answer)
     observation = await tool.execute({"prompt": prompt}, context)
@@ -127,7 +128,7 @@ async def judge_answer(tool: Any, task: Any, answer: str, context: ToolContext |
     return parse_verdict(observation.text)
 
 
-async def exact_then_judge(tool: Any, task: Any, answer: str, exact: bool, context: ToolContext | None = None) -> bool:
+async def exact_then_judge(tool: Any, task: Task, answer: str, exact: bool, context: ToolContext | None = None) -> bool:
     """The released rule: right by exact match, wrong when blank or over `MAX_JUDGED_WORDS` words,
     else the judge's verdict (`judge_answer`). Only the last case calls the model."""
     if exact:

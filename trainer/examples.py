@@ -20,6 +20,7 @@ from typing import Any
 from lab.errors import LabInputError
 from lab.preference import preference_pairs
 from lab.pricing import providers
+from lab.task import Task
 from lab.toolspec import Toolkit
 
 
@@ -66,7 +67,7 @@ def training_providers(toolkit_name: str, load: Any, wanted: list[str], held_out
     return usable
 
 
-def draw_examples(tasks: list[Any], toolkit: Toolkit, pricings: list[str], per_task: int,
+def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_task: int,
                   subset_min: float, seed: int) -> list[Example]:
     """`per_task` randomised examples per task, in task order."""
     features = toolkit.feature_names

@@ -25,13 +25,14 @@ from lab.env.grading import criteria_of, db_matches, outcome_of
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
 from lab.env.state import Session
 from lab.errors import LabInputError
+from lab.task import Task
 from lab.tools.base import AGENT_MESSAGES, ToolContext
 from lab.toolspec import ToolSpec
 
 DOMAIN = RETAIL.name
 
 
-def _db_path(task: Any) -> str | None:
+def _db_path(task: Task) -> str | None:
     """The db.json a task was loaded with (None: the shared one)."""
     return (getattr(task, "meta", None) or {}).get("db_path")
 
@@ -49,7 +50,7 @@ def retail_tools() -> dict[str, EnvTool]:
             for name, schema in TOOL_SCHEMAS.items()}
 
 
-def gold_db(task: Any, initial_db: dict) -> dict:
+def gold_db(task: Task, initial_db: dict) -> dict:
     """The gold environment (§3.2): a copy of `initial_db` after every golden action, reads included.
 
     `task` is a tasks.json entry or a `BenchmarkTask` from `load_tau2` (whose answer is the actions).
@@ -68,14 +69,14 @@ def gold_db(task: Any, initial_db: dict) -> dict:
 _GOLD = ExpectedStates()
 
 
-def gold_state(task: Any) -> dict[str, Any]:
+def gold_state(task: Task) -> dict[str, Any]:
     """The database the task's golden actions leave (computed once per task: every rollout of it is
     compared with the same one)."""
     path = _db_path(task)
     return _GOLD.get((task.task_id, path), lambda: gold_db(task, retail_db_snapshot(path)))
 
 
-def judge_retail(task: Any, initial_db: dict, gold: dict, calls: list[dict[str, Any]],
+def judge_retail(task: Task, initial_db: dict, gold: dict, calls: list[dict[str, Any]],
                  agent_texts: list[str]) -> dict[str, bool | None]:
     """tau2's criteria of one retail trajectory (`lab.env.grading.criteria_of`): its write calls
     replayed on `initial_db` against `gold`, the information to tell, the golden actions, NL assertions."""
@@ -83,7 +84,7 @@ def judge_retail(task: Any, initial_db: dict, gold: dict, calls: list[dict[str, 
     return criteria_of(task, db_ok, calls, agent_texts)
 
 
-async def grade_retail(task: Any, answer: str | None, context: ToolContext) -> float:
+async def grade_retail(task: Task, answer: str | None, context: ToolContext) -> float:
     """tau2's verdict on one rollout; the per-criterion verdicts go to `context.criteria`, the outcome is
     the product of the judged criteria of the task's reward basis. A rollout without an answer scores 0
     (tau2 scores only conversations that ended properly)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from lab.env.replay import ExpectedStates, run_actions
 from lab.env.state import Session, canonical_hash
+from lab.task import Task
 
 # ---- tau2's criteria (§3.2-§3.5) --------------------------------------------------------------------
 
@@ -65,7 +66,7 @@ def actions_ok(gold_actions: list[dict], calls: list[dict[str, Any]]) -> bool:
     return all(any(_action_matches(gold, tool_call) for tool_call in calls) for gold in gold_actions)
 
 
-def criteria_of(task: Any, db_ok: bool, calls: list[dict[str, Any]], agent_texts: list[str]) -> dict[str, bool | None]:
+def criteria_of(task: Task, db_ok: bool, calls: list[dict[str, Any]], agent_texts: list[str]) -> dict[str, bool | None]:
     """Every criterion of one trajectory: `{"db", "communicate", "actions", "nl"}`, each True, False or
     None (not judged). `task` is a `BenchmarkTask` (its answer the golden actions, its meta the rest).
     NL assertions need a judge model; none is configured here, so a task that has some gets None, and
@@ -126,7 +127,7 @@ async def judge_nl(tool: Any, assertions: list[str], conversation: list[dict[str
 _EXPECTED = ExpectedStates()
 
 
-def expected_state(task: Any, session: Session) -> dict[str, Any]:
+def expected_state(task: Task, session: Session) -> dict[str, Any]:
     """The database a perfect agent leaves behind: the task's golden actions run on a fresh copy of the
     session's start state (once per task and start state; the entry keeps that state alive, so its
     `id` cannot be reused by another)."""
@@ -135,7 +136,7 @@ def expected_state(task: Any, session: Session) -> dict[str, Any]:
                          lambda: (initial, run_actions(session.env, initial, list(task.answer))))[1]
 
 
-def state_check(task: Any, session: Session) -> tuple[bool, str]:
+def state_check(task: Task, session: Session) -> tuple[bool, str]:
     """(passed, why): the session attempted no write the golden plan does not make, and its database
     equals the expected one (dict equality: key order is ignored)."""
     golden_writes = [(a.get("name"), a.get("arguments")) for a in task.answer if isinstance(a, dict)]

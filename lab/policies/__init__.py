@@ -8,6 +8,7 @@ from typing import Any
 from lab.errors import LabInputError
 from lab.rollout.engine import Grader
 from lab.rollout.policy import Policy
+from lab.task import Task
 from lab.tools.base import Tool
 
 
@@ -19,7 +20,7 @@ def policy_names() -> list[str]:
 
 def make_policy(
     spec: str, pricing: str = "default", tools: dict[str, Tool] | None = None, grader: Grader | None = None,
-    task_tools: Callable[[Any], dict[str, Tool]] | None = None,
+    task_tools: Callable[[Task], dict[str, Tool]] | None = None,
     temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
     latency_per_token_s: float | None = None, best_route: dict[str, Any] | None = None,
 ) -> Policy:

@@ -24,6 +24,7 @@ from lab.policies.scripted import _ScriptSession, call
 from lab.reward import feature_matrix, preference_score
 from lab.rollout.config import RolloutConfig
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
+from lab.task import Task
 from lab.tools.base import Tool
 from lab.tools.paper import NOTHING_TO_SEARCH
 from lab.toolspec import ToolSpec
@@ -68,7 +69,7 @@ class _FixedRoute:
     def __init__(self, route: Route) -> None:
         self.route, self.name = route, f"scripted:route:{route_name(route)}"
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _ScriptSession:
+    def session(self, task: Task, specs: list[ToolSpec], seed: int) -> _ScriptSession:
         return _ScriptSession(play(self.route))
 
 
@@ -103,8 +104,8 @@ class BestRoutePolicy:
 
     name = "scripted:best-route"
 
-    def __init__(self, tools: dict[str, Tool], grader: Any, train_tasks: list[Any], features: list[str],
-                 config: RolloutConfig | None = None, task_tools: Callable[[Any], dict[str, Tool]] | None = None) -> None:
+    def __init__(self, tools: dict[str, Tool], grader: Any, train_tasks: list[Task], features: list[str],
+                 config: RolloutConfig | None = None, task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
         self.tools, self.grader, self.features = tools, grader, features
         self.config = config or RolloutConfig(max_turns=12)
         self.task_tools = task_tools
@@ -128,7 +129,7 @@ class BestRoutePolicy:
         specs = [tool.spec for tool in self.tools.values()]
         rows: list[dict[str, Any]] = []
 
-        async def one(route: Route, task: Any) -> None:
+        async def one(route: Route, task: Task) -> None:
             tools = {**self.tools, **(self.task_tools(task) if self.task_tools else {})}
             request = RolloutRequest(run_id="best-route-train", task=task, seed=0)
             result = await run_rollout(_FixedRoute(route), tools, request, self.grader, self.config)

@@ -46,6 +46,7 @@ from typing import Any
 from lab.errors import LabInputError
 from lab.policies.hf_batch import PrefixCache, TurnRequest, sampler_for
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
+from lab.task import Task
 from lab.toolspec import ToolSpec
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -111,7 +112,7 @@ class HFPolicy:
             raise LabInputError(f"--orchestrator '{spec}': expected hf:<model dir, .gguf file or 'smollm2'>")
         return cls(path, **kwargs)
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _HFSession:
+    def session(self, task: Task, specs: list[ToolSpec], seed: int) -> _HFSession:
         loaded = self._loaded or load_model(self.path, self.device)
         return _HFSession(self, loaded, sampling_seed(seed, task.task_id))
 

@@ -41,6 +41,7 @@ import orjson
 from lab.errors import EndpointUnavailable, LabInputError
 from lab.pricing import ModelPrice, PriceTable
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
+from lab.task import Task
 from lab.toolspec import ToolSpec
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
@@ -89,7 +90,7 @@ class OpenAIPolicy:
         table = PriceTable.load(pricing)
         return cls(model=model, base_url=base_url, price=table.price(model) if table.has(model) else None, **kwargs)
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _OpenAISession:
+    def session(self, task: Task, specs: list[ToolSpec], seed: int) -> _OpenAISession:
         return _OpenAISession(self, sampling_seed(seed, task.task_id) % 2**31)  # servers take a 32-bit seed
 
     def _headers(self) -> dict[str, str]:

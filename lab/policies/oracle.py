@@ -23,6 +23,7 @@ from lab.policies.scripted import Kit, Script, _ScriptSession, answer, ask_promp
 from lab.rollout.config import RolloutConfig
 from lab.rollout.engine import Grader, RolloutRequest, run_rollout
 from lab.rollout.policy import PolicyOutput, TaskView, TokenTrajectory
+from lab.task import Task
 from lab.tools.base import Tool
 from lab.toolspec import ToolSpec
 
@@ -30,7 +31,7 @@ from lab.toolspec import ToolSpec
 ORACLE_LABEL = "privileged upper bound: picks the cheapest plan the grader accepts"
 
 
-def candidate_plans(view: TaskView, specs: list[ToolSpec], task: Any = None) -> list[Script]:
+def candidate_plans(view: TaskView, specs: list[ToolSpec], task: Task | None = None) -> list[Script]:
     """Every plan the oracle considers: each model's scripted solution (its own queries, and the
     cheapest generalist's), the cheapest-first cascade, and each model answering directly. The
     baselines' own plans are among them, so on a task a baseline solves the oracle is never dearer.
@@ -46,13 +47,13 @@ def candidate_plans(view: TaskView, specs: list[ToolSpec], task: Any = None) -> 
     return golden + plans
 
 
-def _replayable(task: Any, specs: list[ToolSpec]) -> bool:
+def _replayable(task: Task, specs: list[ToolSpec]) -> bool:
     names = {s.name for s in specs}
     return (getattr(task, "benchmark", None) == "tau2" and task.answer_type == "actions"
             and all(isinstance(a, dict) and a.get("name") in names for a in task.answer or []))
 
 
-def _golden(task: Any) -> Script:
+def _golden(task: Task) -> Script:
     for action in task.answer or []:
         yield call(action["name"], **(action.get("arguments") or {}))
     yield answer(" ".join(task.meta.get("communicate_info") or []) or "Done.")
@@ -88,12 +89,12 @@ class OraclePolicy:
     name = "scripted:oracle"
     privileged = True  # the engine hands it the whole task; it uses only what the grader says
 
-    def __init__(self, tools: dict[str, Tool], grader: Grader, task_tools: Callable[[Any], dict[str, Tool]] | None = None) -> None:
+    def __init__(self, tools: dict[str, Tool], grader: Grader, task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
         self.tools = tools
         self.grader = grader
         self.task_tools = task_tools
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> _OracleSession:
+    def session(self, task: Task, specs: list[ToolSpec], seed: int) -> _OracleSession:
         return _OracleSession(self, task, specs, seed)
 
 
@@ -102,7 +103,7 @@ class _PlanPolicy:
 
     name = "scripted:oracle-plan"
 
-    def __init__(self, index: int, task: Any) -> None:
+    def __init__(self, index: int, task: Task) -> None:
         self.index, self.task = index, task
 
     def session(self, task: TaskView, specs: list[ToolSpec], seed: int) -> _ScriptSession:
@@ -110,7 +111,7 @@ class _PlanPolicy:
 
 
 class _OracleSession:
-    def __init__(self, policy: OraclePolicy, task: Any, specs: list[ToolSpec], seed: int) -> None:
+    def __init__(self, policy: OraclePolicy, task: Task, specs: list[ToolSpec], seed: int) -> None:
         self.policy, self.task, self.specs, self.seed = policy, task, specs, seed
         self.view = TaskView(task.task_id, task.question)
         self.inner: _ScriptSession | None = None

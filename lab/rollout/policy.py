@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from lab.task import Task
 from lab.toolspec import ToolSpec
 
 
@@ -89,4 +90,4 @@ class Policy(Protocol):
 
     name: str
 
-    def session(self, task: Any, specs: list[ToolSpec], seed: int) -> PolicySession: ...
+    def session(self, task: Task, specs: list[ToolSpec], seed: int) -> PolicySession: ...

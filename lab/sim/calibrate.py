@@ -32,6 +32,7 @@ import yaml
 from lab.errors import LabInputError
 from lab.pricing import canonical_model
 from lab.sim.profiles import DIFFICULTIES, UNIFORM_MIX, AccuracyEntry, OutputLength, Profile
+from lab.task import Task
 from lab.tools.findings import finding
 from lab.toolspec import LatencyProfile
 from lab.world.task import evidence_found
@@ -277,7 +278,7 @@ def _neutral_prior(model: str, samples: pd.DataFrame) -> Profile:
 # ---- reporting ------------------------------------------------------------------------------------
 
 
-def calibration_table(tasks: list[Any], profiles: dict[str, Profile]) -> pd.DataFrame:
+def calibration_table(tasks: list[Task], profiles: dict[str, Profile]) -> pd.DataFrame:
     """Exact expected accuracy (percent) of each profile on these tasks, beside the paper's numbers.
 
     `no_tool` assumes prompts without evidence (the model used alone), `with_evidence` prompts holding

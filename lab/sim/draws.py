@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
+from lab.task import Task
+
 #: Share of calls decided by a fresh per-call draw instead of the model's latent (assumption).
 CALL_NOISE = 0.04
 #: Weight rho of the task's shared hardness in every model's latent (assumption: moderate correlation).
@@ -54,12 +56,12 @@ def _normal(*parts: Any) -> float:
     return _NORMAL.inv_cdf((stable_seed(*parts) + 0.5) / 2**64)
 
 
-def task_identity(task: Any) -> tuple[str, str]:
+def task_identity(task: Task) -> tuple[str, str]:
     """What fixes a task's latents: its id and its question (ids repeat across world seeds, questions do not)."""
     return str(task.task_id), str(task.question)
 
 
-def latent_uniform(task: Any, model: str, role: str) -> float:
+def latent_uniform(task: Task, model: str, role: str) -> float:
     """The model's fixed uniform for this task and role, correlated across models through the task."""
     ident = task_identity(task)
     z = TASK_SHARE * _normal("task", *ident, role) + math.sqrt(1 - TASK_SHARE**2) * _normal("model", model, *ident, role)
@@ -79,7 +81,7 @@ class Draw:
     rng: random.Random
 
 
-def decide(task: Any, model: str, role: str, p_correct: float, call_rng: random.Random) -> Draw:
+def decide(task: Task, model: str, role: str, p_correct: float, call_rng: random.Random) -> Draw:
     """Right or wrong, confident or not, for one call of `model` in `role` with success probability p."""
     noisy = call_rng.random() < CALL_NOISE
     if noisy:

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 from lab.graders import grade
+from lab.task import Task
 from lab.toolspec import is_read_action
 from lab.world.wrong_programs import candidate_slips
 
@@ -30,7 +31,7 @@ def format_answer(value: Any, answer_type: str) -> str:
     return str(value)
 
 
-def graded_wrong_answer(task: Any, rng: random.Random, attempts: int = 8) -> Any:
+def graded_wrong_answer(task: Task, rng: random.Random, attempts: int = 8) -> Any:
     """A wrong answer the task's own grader rejects (a distractor can contain the reference, a perturbed
     number can round back onto it); action plans are judged by the shop, so they are returned as made."""
     value = wrong_answer(task, rng)
@@ -43,7 +44,7 @@ def graded_wrong_answer(task: Any, rng: random.Random, attempts: int = 8) -> Any
     return _fake_name(str(task.answer), rng)
 
 
-def wrong_answer(task: Any, rng: random.Random) -> Any:
+def wrong_answer(task: Task, rng: random.Random) -> Any:
     """A plausible answer that differs from the reference, by answer type."""
     kind = task.answer_type
     if kind == "actions":
@@ -163,7 +164,7 @@ def lookup_plan(golden: Any, known_text: str) -> list[dict[str, Any]]:
     return reads
 
 
-def wrong_program(task: Any, rng: random.Random) -> str:
+def wrong_program(task: Task, rng: random.Random) -> str:
     """A slipped copy of the task's reference program: one of those the world build verified wrong, or
     (for tasks made outside a world build) an unverified one-token slip."""
     verified = task.meta.get("wrong_programs") or []

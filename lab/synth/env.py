@@ -29,13 +29,14 @@ from lab.synth.domain import Domain
 from lab.synth.export import CODE_FILE
 from lab.synth.sandboxed import SandboxDomain
 from lab.synth.verify import run_golden
+from lab.task import Task
 from lab.tools.base import AGENT_MESSAGES, ToolContext
 from lab.toolspec import ToolSpec
 
 STATE_KEY = "toolscale"
 
 
-def domain_of(task: Any) -> Domain | SandboxDomain:
+def domain_of(task: Task) -> Domain | SandboxDomain:
     """The task's domain: the code in its folder's domain.py (an LLM-built domain, run in the
     sandbox), else the registry's domain of that name."""
     code = _folder_code(str(Path(task.meta["tasks_path"]).parent)) if task.meta.get("tasks_path") else None
@@ -60,7 +61,7 @@ def _start_db(db_path: str) -> dict[str, Any]:
     return json.loads(Path(db_path).read_text(encoding="utf-8"))
 
 
-def start_db(task: Any) -> dict[str, Any]:
+def start_db(task: Task) -> dict[str, Any]:
     """A fresh copy of the task's start state (its folder's db.json)."""
     return clone(_start_db(str(task.meta["db_path"])))
 
@@ -80,13 +81,13 @@ def domain_tools(domain: Domain | SandboxDomain) -> dict[str, EnvTool]:
 _GOLD = ExpectedStates()
 
 
-def _gold_hash(task: Any, domain: Domain | SandboxDomain) -> str:
+def _gold_hash(task: Task, domain: Domain | SandboxDomain) -> str:
     key = (task.task_id, str(task.meta["db_path"]))
     raw = {"evaluation_criteria": {"actions": list(task.answer or [])}}
     return _GOLD.get(key, lambda: run_golden(domain, _start_db(key[1]), raw).gold_hash)  # on its own copy
 
 
-async def grade_synth(task: Any, answer: str | None, context: ToolContext) -> float:
+async def grade_synth(task: Task, answer: str | None, context: ToolContext) -> float:
     """tau2's verdict on one rollout of a synthesized task (see the module docstring); 0 without an answer."""
     domain = domain_of(task)
     session = context.state.get(STATE_KEY)

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from lab.task import Task
 from lab.toolspec import ToolSpec
 
 
@@ -66,7 +67,7 @@ class ToolContext:
     """Per-rollout facts a tool may use: the task (for whitelists and simulated grading) and a seeded RNG."""
 
     task_id: str = ""
-    task: Any = None
+    task: Task | None = None
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
     #: Observations so far in this rollout (the context the paper toolkit's tools hand their models).
