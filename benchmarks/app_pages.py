@@ -51,7 +51,8 @@ def build(path: Path, n_tasks: int, samples: int) -> int:
                 cost = 0.01 if model == "gpt-5" else 0.001
                 outcome = float(rng.random() < (0.4 + 0.4 * (model == "gpt-5")))
                 steps = [StepRecord(run_id=run_id, task_id=f"t{i:05d}", sample_idx=s, turn=t, tool_name=name,
-                                    kind="answer" if name == "answer" else "tool", observation=f"result {t} of task {i}",
+                                    kind="answer" if name == "answer" else "tool",
+                                    observation=f"result {t} of task {i}",
                                     input_tokens=800, output_tokens=200, cost_usd=cost if name == model else 0.0,
                                     latency_s=1.0, model=model if name == model else None)
                          for t, name in enumerate(("local_search", model, model, "code_interpreter", "answer"))]
@@ -70,7 +71,8 @@ def build(path: Path, n_tasks: int, samples: int) -> int:
         store.finish_run(run_id)
     store.write_run(RunRecord(run_id="bench-train", kind="train", name="bench-train", orchestrator="hf:tiny"))
     store.write_train_metrics([TrainMetricsRecord(run_id="bench-train", step=k, metrics_json=json.dumps(
-        {"reward/mean": k / 20, "loss": 1 / k, "filtered/format": 0.1, "tools/share/gpt-5": k / 40})) for k in range(1, 21)])
+        {"reward/mean": k / 20, "loss": 1 / k, "filtered/format": 0.1,
+         "tools/share/gpt-5": k / 40})) for k in range(1, 21)])
     store.finish_run("bench-train")
     return steps_written
 

@@ -30,7 +30,8 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
     from lab.eval.harness import run_eval
     from lab.store import Store, queries
 
-    config = EvalConfig(benchmark="world:frames", split=None, limit=tasks, orchestrator=orchestrator, toolkit="paper-small",
+    config = EvalConfig(benchmark="world:frames", split=None, limit=tasks, orchestrator=orchestrator,
+                        toolkit="paper-small",
                         protocol=protocol, max_new_tokens=48, concurrency=concurrency, run_name="bench")
     folder.mkdir(exist_ok=True)
     store = Store(folder / f"{orchestrator.split(':')[0]}-{protocol}.duckdb")
@@ -66,7 +67,8 @@ def main() -> None:
                 order = list(engines) if repeat % 2 == 0 else list(reversed(engines))
                 speed = {}
                 for name in order:
-                    wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency, Path(tmp) / f"{protocol}-{repeat}")
+                    wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency,
+                                                  Path(tmp) / f"{protocol}-{repeat}")
                     speed[name] = (prompt + generated) / wall
                     print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt {prompt / wall:7.0f} "
                           f"tok/s, generated {generated / wall:5.0f} tok/s", flush=True)

@@ -135,7 +135,8 @@ class PreferencePair(BaseModel):
         return all(resolve_names(k, [*tools, *OBJECTIVES], models) for k in self.weights)
 
     def bind(self, tools: list[str], models: Mapping[str, str | None] | None = None) -> Preference:
-        return Preference.from_dict(self.weights, tools, instruction=self.instruction, source="preference pair", models=models)
+        return Preference.from_dict(self.weights, tools, instruction=self.instruction,
+                                    source="preference pair", models=models)
 
 
 def resolve_names(key: str, names: list[str], models: Mapping[str, str | None] | None = None) -> list[str]:
@@ -166,7 +167,8 @@ def _all_pairs() -> tuple[PreferencePair, ...]:
 # ---------------------------------------------------------------- the instruction each task is shown
 
 #: How the template words each objective; tools read "calling <name>" (a tool's weight rewards using it).
-_OBJECTIVE_WORDS = {"outcome": "getting the answer right", "compute": "keeping the cost low", "latency": "answering quickly"}
+_OBJECTIVE_WORDS = {"outcome": "getting the answer right", "compute": "keeping the cost low",
+                    "latency": "answering quickly"}
 
 
 def describe(pref: Preference) -> str:

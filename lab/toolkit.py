@@ -119,10 +119,12 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
         return _paper_entry(entry, backend, source, index, pricing)
     default = _default_spec(kind, backend, pricing, str(entry.get("name", "")))
     base = default.model_dump(exclude={"backend"}) if default else {"parameters": LLM_TOOL_PARAMETERS}
-    return {**base, **{k: v for k, v in entry.items() if k != "backend"}, "backend": {**(default.backend if default else {}), **backend}}
+    return {**base, **{k: v for k, v in entry.items() if k != "backend"},
+            "backend": {**(default.backend if default else {}), **backend}}
 
 
-def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any]:
+def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str,
+                 index: int, pricing: str) -> dict[str, Any]:
     """A paper-toolkit tool: its one-argument schema over the slots, and each slot filled like a tool."""
     from lab.tools.paper import DESCRIPTIONS, ROLES, paper_parameters
 
@@ -145,7 +147,8 @@ def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, in
             raise LabInputError(f"{where}.backend.slots.{slot}: must be a model tool that can be offered here")
         # a slot's model is reached only through its tool: a short entry needs no description of its own
         slots[slot] = {"description": f"{filled.get('model') or filled.get('name')} behind slot {slot}",
-                       "category": "generalist", **filled, "parameters": filled.get("parameters") or LLM_TOOL_PARAMETERS}
+                       "category": "generalist", **filled,
+                       "parameters": filled.get("parameters") or LLM_TOOL_PARAMETERS}
     return {
         "description": DESCRIPTIONS[role], "category": "basic", "parameters": paper_parameters(list(slots)),
         **{k: v for k, v in entry.items() if k != "backend"},
@@ -218,11 +221,13 @@ def _build(spec: ToolSpec) -> Tool:
     if kind == "local_search":
         from lab.tools.local_search import LocalSearch
 
-        return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec, top_k=int(spec.backend.get("top_k", 5)))
+        return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec,
+                           top_k=int(spec.backend.get("top_k", 5)))
     if kind == "web_search":
         from lab.tools.web_search import web_search_or_none
 
-        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "max_results", "search_depth", "include_answer")}
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "max_results",
+                                                                  "search_depth", "include_answer")}
         tool, message = web_search_or_none(spec, **options)
         if tool is None:
             raise LabInputError(f"tool '{spec.name}': {message}")
@@ -230,7 +235,8 @@ def _build(spec: ToolSpec) -> Tool:
     if kind == "code_interpreter":
         from lab.tools.code_interpreter import CodeInterpreter
 
-        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "cpu_s", "memory_mb", "max_output_chars")}
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "cpu_s",
+                                                                  "memory_mb", "max_output_chars")}
         return CodeInterpreter(spec=spec, **options)
     if kind == "sim":
         from lab.sim.model import SimModel

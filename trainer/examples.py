@@ -81,7 +81,8 @@ def draw_examples(tasks: list[Any], toolkit: Toolkit, pricings: list[str], per_t
                 raise LabInputError(f"no training preference pair applies to tools {kept}")
             pair = rng.choice(pairs)
             bound = pair.bind(kept, models).as_dict()
-            preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome", "compute", "latency"])
+            preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome",
+                                                                                "compute", "latency"])
             examples.append(Example(
                 example_id=f"{task.task_id}#{draw}", task_id=task.task_id, question=task.question,
                 features=tuple(kept), pricing=rng.choice(pricings), instruction=pair.instruction, preference=preference,

@@ -101,7 +101,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         assert scores is not None, "the lab reward function did not run"
         local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
         rows, skipped = round_rows(self._results, list(scores.advantages[local]), list(scores.keep[local]))
-        batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device, self.args.steps_per_generation)
+        batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device,
+                            self.args.steps_per_generation)
         batch["num_items_in_batch"] = self.accelerator.gather(batch["completion_mask"].sum()).sum()
         if self.beta != 0.0:
             batch["ref_per_token_logps"] = self._reference_logps(batch)
@@ -143,7 +144,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             finally:
                 model.train(was_training)
         self._results = results
-        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "lab_features": []}
+        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [],
+                                "env_mask": [], "lab_features": []}
         eot = self.processing_class.eos_token_id
         for row, result in zip(rows, results):
             tokens = result.tokens
@@ -159,10 +161,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                 out["env_mask"].append(tokens.mask)
             # under the round protocol a malformed round is dropped alone (`trainer.rounds`), not its rollout
             well_formed = self.args.protocol == "rounds" or format_consistent(result.trajectory, result.steps)
-            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, dict(row.preference),
-                                                      well_formed))
+            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features,
+                                                      dict(row.preference), well_formed))
         generated = sum(sum(m) for m in out["env_mask"])
-        self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
+        self.generation_metrics = {"time/rollout_s": time.perf_counter() - started,
+                                   "tokens/generated": float(generated)}
         self.generations += 1
         return out
 
@@ -191,7 +194,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 
             args: OrchestraGRPOConfig = self.args
             base_url = args.vllm_server_base_url or f"http://{args.vllm_server_host}:{args.vllm_server_port}"
-            client = self.vllm_generation.vllm_client = VLLMClient(base_url=base_url, connection_timeout=args.vllm_server_timeout)
+            client = self.vllm_generation.vllm_client = VLLMClient(base_url=base_url,
+                                                                   connection_timeout=args.vllm_server_timeout)
         return client
 
     async def _run_all(self, rows: list[Example], sample_idx: list[int], step: int, model: Any) -> list[RolloutResult]:
@@ -204,27 +208,33 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             task = self.environment.task(row.task_id)
             request = RolloutRequest(
                 run_id=self.run_id, task=task, sample_idx=index, train_step=step,
-                group_id=f"{step}:{row.example_id}", preference=dict(row.preference), preference_instruction=row.instruction,
+                group_id=f"{step}:{row.example_id}", preference=dict(row.preference),
+                preference_instruction=row.instruction,
                 seed=seed, benchmark=self.environment.source.benchmark, user=self.environment.source.user_for(task),
             )
-            return await run_rollout(policy, self.environment.tools_for(row), request, self.environment.source.grader, config)
+            return await run_rollout(policy, self.environment.tools_for(row), request,
+                                     self.environment.source.grader, config)
 
         return list(await asyncio.gather(*(one(row, index) for row, index in zip(rows, sample_idx))))
 
     # -- 2. reward -----------------------------------------------------------------------------------
 
-    def lab_reward(self, prompts: list[Any], completions: list[Any], lab_features: list[RowFeatures], **_: Any) -> list[float]:
+    def lab_reward(self, prompts: list[Any], completions: list[Any],
+                   lab_features: list[RowFeatures], **_: Any) -> list[float]:
         """Eq. 2 over whole groups (gathered from every rank); rows the filters dropped get 0 (and no gradient:
         `_generate_and_score_completions` zeroes their loss mask whatever TRL makes of this value)."""
         rows = gather_object(list(lab_features)) if self.accelerator.num_processes > 1 else list(lab_features)
         args: OrchestraGRPOConfig = self.args
-        self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format, args.filter_invalid)
-        local = slice(self.accelerator.process_index * len(lab_features), (self.accelerator.process_index + 1) * len(lab_features))
+        self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format,
+                                  args.filter_invalid)
+        local = slice(self.accelerator.process_index * len(lab_features),
+                      (self.accelerator.process_index + 1) * len(lab_features))
         return [float(r) for r in self._scores.rewards[local]]
 
     # -- 4. update -----------------------------------------------------------------------------------
 
-    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
         mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
         self._kept_tokens += int(mask.sum())
         rows = int((mask.sum(1) > 0).sum())
@@ -242,11 +252,14 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
         if self.args.shared_prompt_forward and whole and plain and not compute_aux_loss and all(v is None for v in inputs.values()):
             with self.accelerator.autocast():  # as TRL's pass: bf16 / fp16 mixed precision applies here too
-                shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature, compute_entropy)
+                shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep,
+                                             self.temperature, compute_entropy)
             if shared is not None:
                 return (*shared, None)
-        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                                                          compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **inputs)
+        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                          batch_size=batch_size,
+                                                          compute_entropy=compute_entropy,
+                                                          compute_aux_loss=compute_aux_loss, **inputs)
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()
@@ -271,7 +284,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         items = []
         for i, result in zip(range(local.start, local.stop), self._results):
             trajectory = result.trajectory.model_copy(update={
-                "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]), "filter_reason": scores.reasons[i],
+                "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]),
+                "filter_reason": scores.reasons[i],
             })
             items.append((trajectory, result.steps, result.token_record()))
         self.store.write_trajectories(items)
@@ -280,11 +294,13 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             else [t.model_dump(mode="json") for t in trajectories]
         generated = self.generation_metrics.get("tokens/generated", 0.0)
         if self.accelerator.num_processes > 1:
-            generated = float(self.accelerator.reduce(torch.tensor(generated, device=self.accelerator.device), reduction="sum"))
+            generated = float(self.accelerator.reduce(torch.tensor(generated,
+                                                                   device=self.accelerator.device), reduction="sum"))
         self.generation_metrics.update(rollout_metrics(
             tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features} for t in all_rows],
             outcomes=[t["outcome"] for t in all_rows], costs=[t["cost_usd"] for t in all_rows],
-            latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows], reasons=scores.reasons,
+            latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows],
+            reasons=scores.reasons,
             rewards=list(scores.rewards), passed=list(scores.passed), features=self.environment.features,
             generated_tokens=int(generated),
         ))

@@ -115,7 +115,8 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
 
 #: Tokens kept whole: ChatML's markers (the first is also eos and pad) and the orchestrator's markup.
 SPECIAL = ["<|im_end|>", "<|im_start|>", "<|endoftext|>"]
-MARKUP = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response", "</tool_response>", "<answer>", "</answer>"]
+MARKUP = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response", "</tool_response>",
+          "<answer>", "</answer>"]
 
 
 def world_tokenizer(vocab_size: int) -> Any:

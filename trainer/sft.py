@@ -63,7 +63,8 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.train_split, orchestrator=orchestrator, toolkit=config.toolkit,
             tasks=task_ids[: options["limit"]], samples=options["samples"],
-            max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed, run_name=f"warm-start-{orchestrator.split(':')[-1]}",
+            max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed,
+            run_name=f"warm-start-{orchestrator.split(':')[-1]}",
             protocol=config.protocol, context_tokens=config.context_tokens,
         )
         run_ids += [s.run_id for s in run_eval(eval_config, store, console)]
@@ -175,7 +176,8 @@ def _turn_messages(steps: pd.DataFrame, observation_chars: int) -> list[dict[str
         if calls:
             text = "\n".join(format_tool_call(c["tool_name"], json.loads(c["arguments_json"])) for c in calls)
             messages.append({"role": "assistant", "content": think + text})
-            messages += [{"role": "tool", "content": tool_response_text(c["tool_name"], c["observation"], observation_chars)}
+            messages += [{"role": "tool", "content": tool_response_text(c["tool_name"],
+                                                                        c["observation"], observation_chars)}
                          for c in calls]
         else:
             answer = [step for step in turn if step["kind"] == "answer"]
@@ -202,7 +204,8 @@ def labelled_positions_trainer() -> type:
     from trl import SFTTrainer
 
     class LabelledPositionsSFTTrainer(SFTTrainer):
-        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
             labels = inputs.get("labels")
             plain = (labels is not None and labels.device.type not in ("cuda", "xpu") and not return_outputs
                      and self.compute_loss_func is None and self.label_smoother is None and self.args.loss_type == "nll"
@@ -319,7 +322,8 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         output_dir=str(target.with_name("warm-start-trainer")), assistant_only_loss=True,
         num_train_epochs=options["epochs"], learning_rate=options["learning_rate"],
         per_device_train_batch_size=options["batch_size"], max_length=None, padding_free=packed,
-        use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing, save_strategy="no", report_to=[], logging_steps=10,
+        use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing,
+        save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
     trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows),

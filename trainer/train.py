@@ -80,17 +80,21 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise LabInputError(f"--resume: no checkpoint in {config.output_dir}; run without --resume first")
     store.write_run(RunRecord(
         run_id=run_id, kind="train", name=config.run_name or "", benchmark=environment.source.benchmark,
-        orchestrator=f"hf:{config.output_dir}", config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
-        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(), started_at=utcnow(),
+        orchestrator=f"hf:{config.output_dir}",
+        config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
+        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(),
+        started_at=utcnow(),
     ))
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
     metrics = MetricsCallback(store, run_id, console, config.max_steps if config.max_steps > 0 else 0)
     eval_ids: list[str] = []
-    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m, tokenizer, run_id, step)),
+    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m,
+                                                                          tokenizer, run_id, step)),
                             config.lab_eval_steps)
     trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
-                                   processing_class=tokenizer, train_dataset=Dataset.from_list([e.row() for e in examples]),
+                                   processing_class=tokenizer,
+                                   train_dataset=Dataset.from_list([e.row() for e in examples]),
                                    callbacks=[metrics, evaluate])
     metrics.trainer = trainer
     quiet_trainer(trainer)
@@ -105,8 +109,8 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise
     finally:
         store.finish_run(run_id, status)
-    return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source), steps=trainer.state.global_step, eval_run_ids=eval_ids,
-                        trainer=trainer)
+    return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source),
+                        steps=trainer.state.global_step, eval_run_ids=eval_ids, trainer=trainer)
 
 
 def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, model: Any, tokenizer: Any,
@@ -120,7 +124,8 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
     name = f"hf:{run_id}@step{step}"
     eval_config = EvalConfig.build(
         benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
-        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(), seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
+        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(),
+        seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
     )
     was_training = model.training
     model.eval()
@@ -137,6 +142,7 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
 
 
 def _last_checkpoint(folder: Path) -> Path | None:
-    checkpoints = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
+    checkpoints = sorted(folder.glob("checkpoint-*"),
+                         key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
     return checkpoints[-1] if checkpoints else None
 

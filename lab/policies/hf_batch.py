@@ -217,8 +217,8 @@ class BatchedSampler:
                     return
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
                 positions = positions[:, -1:] + 1  # (B, 1)
-                out = model(input_ids=step, attention_mask=attention_masks(model, step, mask, cache), position_ids=positions, use_cache=True,
-                            **{self._cache_name: cache})
+                out = model(input_ids=step, attention_mask=attention_masks(model, step, mask, cache),
+                            position_ids=positions, use_cache=True, **{self._cache_name: cache})
                 cache = getattr(out, self._cache_name)
                 logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
 
@@ -232,7 +232,8 @@ class BatchedSampler:
 
         def feed(rows: Any) -> tuple[Any, Any]:
             kv = cache if cache is not None else full_cache()
-            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model, step[rows], mask[rows], kv),
+            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model,
+                                                                                         step[rows], mask[rows], kv),
                                     position_ids=positions[rows], use_cache=True, **{self._cache_name: kv},
                                     **({"logits_to_keep": 1} if self._keep_last else {}))
             return out.logits[:, -1].float(), getattr(out, self._cache_name)
@@ -328,7 +329,8 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
 
     embeds = model.get_input_embeddings()(step)
     common = {"config": model.config, "inputs_embeds": embeds, "attention_mask": mask, "cache": cache}
-    masks = {"sliding_attention": create_causal_mask(**common, and_mask_function=within_window, allow_is_causal_skip=False)}
+    masks = {"sliding_attention": create_causal_mask(**common, and_mask_function=within_window,
+                                                     allow_is_causal_skip=False)}
     if "full_attention" in kinds:
         masks["full_attention"] = create_causal_mask(**common)
     return masks

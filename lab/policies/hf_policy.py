@@ -288,7 +288,8 @@ class _HFSession:
         ids = self.tokenizer(render_round(self.tokenizer, messages, tools), add_special_tokens=False).input_ids
         sampled, logprobs = await self.sampler.sample(self._request(ids, self._rounds))
         body = sampled[:-1] if sampled and sampled[-1] in self.stop_ids else sampled
-        tokens = TokenTrajectory(prompt_ids=ids, completion_ids=list(sampled), mask=[1] * len(sampled), logprobs=list(logprobs))
+        tokens = TokenTrajectory(prompt_ids=ids, completion_ids=list(sampled), mask=[1] * len(sampled),
+                                 logprobs=list(logprobs))
         if sampled[-1:] != [self.eot_id]:  # cut by max_new_tokens: closed with <eot>, which the model did not sample
             tokens.completion_ids.append(self.eot_id)
             tokens.mask.append(0)

@@ -156,7 +156,8 @@ def heldout_figure(linked: pd.DataFrame) -> go.Figure:
     """Held-out accuracy (left) and cost per trajectory (right) of the evaluations linked to a training
     run, against the step they evaluated; `linked` has train_step, accuracy, cost_usd, trajectories."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out accuracy", "held-out cost per trajectory"))
-    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy, mode="lines+markers", name="accuracy"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy,
+                             mode="lines+markers", name="accuracy"), row=1, col=1)
     fig.add_trace(go.Scatter(x=linked.train_step, y=linked.cost_usd / linked.trajectories.clip(lower=1),
                              mode="lines+markers", name="cost (USD)"), row=1, col=2)
     fig.update_xaxes(title_text="optimizer step")
@@ -178,7 +179,8 @@ def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, 
     fig = go.Figure()
     for label, group in tool_calls.groupby("tool_label", sort=False):
         values = group.set_index("run_id")[column].reindex(run_ids).fillna(0.0)
-        fig.add_trace(go.Bar(x=run_ids, y=values, name=label, hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
+        fig.add_trace(go.Bar(x=run_ids, y=values, name=label,
+                             hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
     return fig
 
 

@@ -82,8 +82,8 @@ def print_report(report: Any, console: Console) -> None:
     acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
     pref = report.preference.set_index("run_id")
     out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
-                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "acc. exact", "acc. judge", "cost ¢/task",
-                 "judge ¢/task", "latency s/task", "total $", "pref. score")
+                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "acc. exact", "acc. judge",
+                 "cost ¢/task", "judge ¢/task", "latency s/task", "total $", "pref. score")
     runs = report.runs.set_index("run_id")
     for run_id in report.run_ids:
         a, c = acc.loc[run_id], costs.loc[run_id]
@@ -107,7 +107,8 @@ def print_report(report: Any, console: Console) -> None:
                      "run A", "run B", "shared", "diff", "95% CI", "p (sign-flip)", "A only / B only", "p (McNemar)")
         for row in report.paired.itertuples():
             discordant = "-" if pd.isna(row.a_only) else f"{int(row.a_only)} / {int(row.b_only)}"
-            out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)), _num(row.diff, "{:+.3f}"),
+            out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)),
+                        _num(row.diff, "{:+.3f}"),
                         f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]", _num(row.p_value, "{:.4f}"),
                         discordant, _num(row.mcnemar_p, "{:.4f}"))
         console.print(out)
@@ -121,12 +122,15 @@ def print_report(report: Any, console: Console) -> None:
                 cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} ({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
             out.add_row(label, *cells)
         console.print(out)
-    out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family", "to own family", "PGR")
+    out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family",
+                 "to own family", "PGR")
     router = report.router.set_index("run_id")
     for row in report.bias.itertuples():
         strongest = ", ".join(tool_label(t) for t in row.strongest.split(", ")) if row.strongest else "-"
-        out.add_row(name.get(row.run_id, row.run_id), str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
-                    "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family, _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
+        out.add_row(name.get(row.run_id, row.run_id), str(row.model_calls), strongest,
+                    _num(row.strongest_share, "{:.1%}"),
+                    "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family,
+                    _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
     console.print(out)
     if len(report.router):
         weak, strong = report.router.weak_run.iloc[0], report.router.strong_run.iloc[0]
@@ -140,14 +144,17 @@ def print_report(report: Any, console: Console) -> None:
     if len(report.turn_budgets):
         out = _table("turn budgets", "curve", "max turns", "run", "accuracy", "cost ¢/task")
         for row in report.turn_budgets.itertuples():
-            out.add_row(row.curve, str(row.max_turns), name.get(row.run_id, row.run_id), _num(row.accuracy, "{:.3f}"), _num(row.cost_cents_per_task, "{:.3f}"))
+            out.add_row(row.curve, str(row.max_turns), name.get(row.run_id, row.run_id), _num(row.accuracy, "{:.3f}"),
+                        _num(row.cost_cents_per_task, "{:.3f}"))
         console.print(out)
     if len(report.reprice):
         out = _table(f"re-priced under '{report.settings.get('pricing')}'", "run", "logged ¢/task", "repriced ¢/task",
                      "logged $", "repriced $", "change")
         for row in report.reprice.itertuples():
-            out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"), _num(row.repriced_cents_per_task, "{:.3f}"),
-                        _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
+            out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"),
+                        _num(row.repriced_cents_per_task, "{:.3f}"),
+                        _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"),
+                        _num(row.change_pct, "{:+.1f}%"))
         console.print(out)
     if any(label != run_id for run_id, label in name.items()):
         console.print("run ids: " + "; ".join(f"{label} = {run_id}" for run_id, label in name.items()))

@@ -60,7 +60,8 @@ def _price(spec: ToolSpec) -> str:
 def catalog_entries(specs: list[ToolSpec]) -> list[dict[str, Any]]:
     """OpenAI function-calling entries with priced descriptions; the catalog of `system_prompt`, one per line."""
     return [
-        {"type": "function", "function": {"name": s.name, "description": tool_description(s), "parameters": s.parameters}}
+        {"type": "function", "function": {"name": s.name, "description": tool_description(s),
+                                          "parameters": s.parameters}}
         for s in specs
     ]
 

@@ -132,8 +132,8 @@ def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> 
 # ---- the catalog ----------------------------------------------------------------------------------
 
 
-_ROLE_VERB = {"search": "The model used to search for missing information.", "enhance_reasoning": "The model used to reason.",
-              ANSWER: "The model used to answer."}
+_ROLE_VERB = {"search": "The model used to search for missing information.",
+              "enhance_reasoning": "The model used to reason.", ANSWER: "The model used to answer."}
 
 
 def round_catalog(specs: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -152,7 +152,8 @@ def round_catalog(specs: list[ToolSpec]) -> list[dict[str, Any]]:
                   for name, slot in spec.slots.items()]
         entries.append({"type": "function", "function": {
             "name": spec.name, "description": spec.description.strip(),
-            "parameters": {"type": "object", "properties": {"model": {"type": "string", "description": "\n".join(lines)}},
+            "parameters": {"type": "object",
+                           "properties": {"model": {"type": "string", "description": "\n".join(lines)}},
                            "required": ["model"]}}})
     return entries
 
@@ -283,7 +284,8 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         else:
             observation, _ = await execute_call(call, 0, offered, context, config)
             state.latency_s += output.latency_s + observation.latency_s
-            record_call(state, context, {**key, "turn": turn}, call, observation, False, reasoning=parsed.reasoning, prompt=prompt)
+            record_call(state, context, {**key, "turn": turn}, call, observation, False,
+                        reasoning=parsed.reasoning, prompt=prompt)
             if observation.error is None:
                 gathered.add(observation)
             last_observation = [observation.text]

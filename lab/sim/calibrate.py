@@ -166,7 +166,8 @@ def _findings_before(steps_df: pd.DataFrame):
         if isinstance(args, dict) and "prompt" in args:
             continue
         key = tuple(getattr(row, k) for k in _TRAJ_KEY)
-        by_key.setdefault(key, []).append((int(row.turn), finding(row.observation, args if isinstance(args, dict) else {})))
+        by_key.setdefault(key, []).append((int(row.turn),
+                                           finding(row.observation, args if isinstance(args, dict) else {})))
 
     def findings(key: tuple, turn: int) -> list[str]:
         return [text for t, text in by_key.get(tuple(key), []) if t < turn]
@@ -333,5 +334,6 @@ def _norm(mix: dict[str, float]) -> dict[str, float]:
 
 
 __all__ = [
-    "PRIOR_STRENGTH", "calibration_table", "fit_profile", "graded_answers", "model_calls", "profile_to_yaml", "task_info",
+    "PRIOR_STRENGTH", "calibration_table", "fit_profile", "graded_answers", "model_calls", "profile_to_yaml",
+    "task_info",
 ]

@@ -222,7 +222,8 @@ def solve_intercept(target: float, offsets: dict[str, float], mix: dict[str, flo
 
 
 @lru_cache(maxsize=4096)
-def _cached_intercept(target: float, offsets: tuple[tuple[str, float], ...], mix: tuple[tuple[str, float], ...]) -> float:
+def _cached_intercept(target: float, offsets: tuple[tuple[str, float], ...],
+                      mix: tuple[tuple[str, float], ...]) -> float:
     # Keyed by the numbers themselves, so copies of a profile with other numbers never share a result.
     return solve_intercept(target, dict(offsets), dict(mix))
 

@@ -290,7 +290,8 @@ class Store:
         budget are not finished, so a resume runs them again (and replaces them)."""
         with self._connect(read_only=True) as con:
             rows = con.execute(
-                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'", [run_id]
+                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'",
+                [run_id]
             ).fetchall()
         return {(task_id, int(sample_idx), int(train_step)) for task_id, sample_idx, train_step in rows}
 

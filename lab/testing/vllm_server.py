@@ -85,7 +85,8 @@ class VLLMServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
         self._wait_healthy()
         self.started_in_s = time.monotonic() - started
         return self

@@ -67,9 +67,12 @@ _RESCORE_HELP = "\n\n".join([
 @app.command("rescore", help=_RESCORE_HELP)
 def rescore(
     run_id: str = typer.Argument(..., help="Run to rescore (id or name)."),
-    preference: str = typer.Option(..., "--preference", "-p", help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
-    across: list[str] = typer.Option([], "--across", metavar="RUN", help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
-    std_threshold: float = typer.Option(STD_THRESHOLD, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
+    preference: str = typer.Option(..., "--preference", "-p",
+                                   help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
+    across: list[str] = typer.Option([], "--across", metavar="RUN",
+                                     help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
+    std_threshold: float = typer.Option(STD_THRESHOLD,
+                                        help="Groups whose reward std is below this are filtered (paper: 0.1)."),
     db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -137,7 +140,8 @@ def reprice(
     if as_json:
         print_json({"run_id": run_id, "pricing": pricing, "gpu_hour_usd": gpu_hour_usd,
                     "models": by_model.to_dict(orient="records"),
-                    "old_total_usd": float(by_model.old_cost_usd.sum()), "new_total_usd": float(by_model.new_cost_usd.sum())})
+                    "old_total_usd": float(by_model.old_cost_usd.sum()),
+                    "new_total_usd": float(by_model.new_cost_usd.sum())})
         return
     table = Table(title=f"{run_id} repriced under '{pricing}'")
     for column in ("model", "calls", "input_tokens", "output_tokens", "old_cost_usd", "new_cost_usd", "priced_by"):
@@ -145,7 +149,8 @@ def reprice(
     for row in by_model.itertuples():
         table.add_row(row.model, str(row.calls), str(row.input_tokens), str(row.output_tokens),
                       f"${row.old_cost_usd:.4f}", f"${row.new_cost_usd:.4f}", row.priced_by)
-    table.add_row("total", str(by_model.calls.sum()), str(by_model.input_tokens.sum()), str(by_model.output_tokens.sum()),
+    table.add_row("total", str(by_model.calls.sum()), str(by_model.input_tokens.sum()),
+                  str(by_model.output_tokens.sum()),
                   f"${by_model.old_cost_usd.sum():.4f}", f"${by_model.new_cost_usd.sum():.4f}", "", style="bold")
     console.print(table)
 

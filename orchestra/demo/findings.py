@@ -97,7 +97,8 @@ def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame
     grader), and only runs on every compared task (SmolLM2 answers a few of them)."""
     counts = report.accuracy.set_index("run_id").n_tasks
     keep = [r for r in report.run_ids if r not in {runs.get(n) for n in PRIVILEGED} and counts.get(r) == counts.max()]
-    return pareto_points(report.accuracy[report.accuracy.run_id.isin(keep)], report.costs[report.costs.run_id.isin(keep)])
+    return pareto_points(report.accuracy[report.accuracy.run_id.isin(keep)],
+                         report.costs[report.costs.run_id.isin(keep)])
 
 
 def _rounds(store: Store, runs: dict[str, str], turns: int) -> pd.DataFrame:

@@ -72,7 +72,8 @@ def _step_value(x: np.ndarray, best: np.ndarray, at: float) -> float:
 # ---------------------------------------------------------------- router metrics
 
 
-def router_table(accuracy: pd.DataFrame, bias: pd.DataFrame, weak: str | None = None, strong: str | None = None) -> pd.DataFrame:
+def router_table(accuracy: pd.DataFrame, bias: pd.DataFrame, weak: str | None = None,
+                 strong: str | None = None) -> pd.DataFrame:
     """Performance gap recovered (RouteLLM's PGR) against the share of model calls to the strongest model.
 
     PGR = (acc_run - acc_weak) / (acc_strong - acc_weak): 0 at the weak reference, 1 at the strong one.
