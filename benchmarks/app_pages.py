@@ -124,8 +124,8 @@ def main() -> None:
     for value in (1.0, 0.5, 0.0, 1.0):
         rounds.append(timed(lambda v=value: at.slider(key="p-gpt-5").set_value(v).run()))
     best, median = min(rounds), sorted(rounds)[len(rounds) // 2]
-    print(f"slider -> re-ranked, whole page re-run in AppTest: median {median * 1000:.0f} ms, best {best * 1000:.0f} ms "
-          f"(goal 300 ms; median/goal {median / 0.3:.2f})")
+    print(f"slider -> re-ranked, whole page re-run in AppTest: median {median * 1000:.0f} ms, best {best * 1000:.0f} "
+          f"ms (goal 300 ms; median/goal {median / 0.3:.2f})")
     print(f"  of which the rescoring a slider move triggers (ranking, rewards, summary, figure): "
           f"median {_rescoring_ms(path, runs.split(',')):.0f} ms (the served app re-runs only this fragment)")
 

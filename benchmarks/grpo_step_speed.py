@@ -109,11 +109,15 @@ def main() -> None:
             trl = trl_path(lab["model_dir"], options.steps, tokens, lab["batch"], lab["G"], tmp)
         lab_tps, trl_tps = lab["tokens_per_step"] / lab["step_s"], trl["tokens_per_step"] / trl["step_s"]
         ratios.append(trl_tps / lab_tps)
-        print(f"round {round_}: model {model}; batch {lab['batch']} rollouts (G = {lab['G']}), {options.steps} timed steps each")
-        print(f"  lab rollout_func path : {lab['step_s']:6.2f} s/step, {lab['tokens_per_step']:7.0f} generated tokens/step, {lab_tps:7.1f} tokens/s")
-        print(f"  TRL built-in generate : {trl['step_s']:6.2f} s/step, {trl['tokens_per_step']:7.0f} generated tokens/step, {trl_tps:7.1f} tokens/s")
+        print(f"round {round_}: model {model}; batch {lab['batch']} rollouts (G = {lab['G']}), "
+              f"{options.steps} timed steps each")
+        print(f"  lab rollout_func path : {lab['step_s']:6.2f} s/step, {lab['tokens_per_step']:7.0f} generated "
+              f"tokens/step, {lab_tps:7.1f} tokens/s")
+        print(f"  TRL built-in generate : {trl['step_s']:6.2f} s/step, {trl['tokens_per_step']:7.0f} generated "
+              f"tokens/step, {trl_tps:7.1f} tokens/s")
         print(f"  cost per generated token, lab / TRL: {ratios[-1]:.2f}x")
-        print(f"  lab step time: rollout {lab['rollout_share']:.0%}, reward {lab['reward_share']:.0%}, update {lab['update_share']:.0%}")
+        print(f"  lab step time: rollout {lab['rollout_share']:.0%}, reward {lab['reward_share']:.0%}, update "
+              f"{lab['update_share']:.0%}")
     print(f"cost per generated token, lab / TRL: median {statistics.median(ratios):.2f}x over {len(ratios)} rounds "
           f"({', '.join(f'{r:.2f}x' for r in ratios)}; goal <= 1.25x)")
 

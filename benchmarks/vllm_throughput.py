@@ -70,8 +70,8 @@ def main() -> None:
                     wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency,
                                                   Path(tmp) / f"{protocol}-{repeat}")
                     speed[name] = (prompt + generated) / wall
-                    print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt {prompt / wall:7.0f} "
-                          f"tok/s, generated {generated / wall:5.0f} tok/s", flush=True)
+                    print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt "
+                          f"{prompt / wall:7.0f} tok/s, generated {generated / wall:5.0f} tok/s", flush=True)
                 ratios.append(speed["vllm"] / speed["hf"])
             print(f"{protocol:12s} vLLM / hf tokens/s (prompt + generated): median {statistics.median(ratios):.2f}x "
                   f"(range {min(ratios):.2f}x to {max(ratios):.2f}x over {args.repeats} repeats)", flush=True)

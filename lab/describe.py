@@ -55,7 +55,8 @@ async def describe_tool(
 
     async def one(task: Any) -> DescribedSample:
         context = ToolContext(task_id=task.task_id, task=task, seed=seed)
-        obs = await tool.execute({"prompt": f"{task.question}\n\nEnd your reply with a line 'ANSWER: <answer>'."}, context)
+        obs = await tool.execute({"prompt": f"{task.question}\n\nEnd your reply with "
+                                            "a line 'ANSWER: <answer>'."}, context)
         correct = obs.error is None and await grade(task, obs.text, context)
         return DescribedSample(task_id=task.task_id, domain=task.domain, question=task.question, reply=obs.text,
                                correct=bool(correct), cost_usd=obs.cost_usd, latency_s=obs.latency_s)

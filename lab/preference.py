@@ -232,7 +232,8 @@ def task_preferences(spec: str | None, tools: list[str], instruction: str | None
     if spec is not None and spec.strip() == HELD_OUT:
         choices = [p.bind(tools, models) for p in preference_pairs("eval", tools, models)]
         if not choices:
-            raise LabInputError(f"--preference {HELD_OUT}: no held-out pair names only tools of this toolkit ({', '.join(tools)})")
+            raise LabInputError(f"--preference {HELD_OUT}: no held-out pair names only tools of this "
+                                f"toolkit ({', '.join(tools)})")
         source = "held-out"
     elif spec:
         pref = Preference.parse(spec, tools, models)

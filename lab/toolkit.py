@@ -96,7 +96,8 @@ def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
         ok = {float: isinstance(value, (int, float)), int: isinstance(value, int), bool: isinstance(value, bool),
               str: isinstance(value, str)}[expected] and (expected is bool or not isinstance(value, bool))
         if not ok:
-            raise LabInputError(f"{where}.{option}: expected {'a number' if expected is float else expected.__name__}, got {value!r}")
+            raise LabInputError(f"{where}.{option}: expected "
+                                f"{'a number' if expected is float else expected.__name__}, got {value!r}")
 
 
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
@@ -265,7 +266,8 @@ def _build_paper(spec: ToolSpec) -> Tool:
         options = spec.backend.get("retriever") or DEFAULT_RETRIEVER
         kind = options.get("kind")
         if kind not in ("local_search", "web_search"):
-            raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search or web_search, got {kind!r}")
+            raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search "
+                                f"or web_search, got {kind!r}")
         default = _default_spec(kind, options, "default", kind)
         retriever = _build(default.model_copy(update={"backend": {**default.backend, **options}}))
     if role == "enhance_reasoning":
@@ -286,7 +288,8 @@ def _search_index(index: str) -> Any:
 
         folder = build_world(progress=True).index_dir
         if folder is None:
-            raise LabInputError("the offline world was built without a search index; run `orchestra world build --force`")
+            raise LabInputError("the offline world was built without a search index; run "
+                                "`orchestra world build --force`")
         return LocalSearchIndex.load(folder)
     if not Path(index).is_dir():
         raise LabInputError(f"local_search: index folder not found: {index}")

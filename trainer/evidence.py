@@ -63,7 +63,8 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
         if not (folder / "config.json").is_file():
             raise LabInputError(f"{folder}: no model; run `orchestra train --config ...` (with a warm_start) first")
     if config.temperature <= 0:
-        raise LabInputError(f"temperature: the evidence samples the policy as trained, so it needs a config temperature > 0 (got {config.temperature})")
+        raise LabInputError("temperature: the evidence samples the policy as trained, so it needs a config "
+                            f"temperature > 0 (got {config.temperature})")
     environment = TrainingEnvironment(config, split=config.eval_split)
     tasks = list(environment.tasks)[:limit]
 

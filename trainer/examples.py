@@ -58,7 +58,8 @@ def training_providers(toolkit_name: str, load: Any, wanted: list[str], held_out
             load(provider)
         except LabInputError as exc:
             if wanted:
-                raise LabInputError(f"pricing_providers: {provider!r} cannot price toolkit '{toolkit_name}': {exc}") from None
+                raise LabInputError(f"pricing_providers: {provider!r} cannot price "
+                                    f"toolkit '{toolkit_name}': {exc}") from None
             continue
         usable.append(provider)
     if not usable:

@@ -49,7 +49,8 @@ def block_sliding_attention(module: Any, query: torch.Tensor, key: torch.Tensor,
         raise ValueError(f"{NAME}: layer {getattr(module, 'layer_idx', '?')} attends to everything; "
                          "this implementation serves models whose every layer has a sliding window")
     if query.shape[-2] != key.shape[-2]:
-        raise ValueError(f"{NAME}: training forwards only (got {query.shape[-2]} queries over {key.shape[-2]} keys, i.e. a cache)")
+        raise ValueError(f"{NAME}: training forwards only (got {query.shape[-2]} queries over "
+                         f"{key.shape[-2]} keys, i.e. a cache)")
     batch, heads, length, _ = query.shape
     kv_heads = key.shape[1]
     window = int(sliding_window)

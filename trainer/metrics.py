@@ -36,7 +36,8 @@ METRICS: dict[str, str] = {
     "time/update_s": "Seconds of the step outside rollout and reward: forward, backward and optimizer.",
     "tools/share/<feature>": "Share of the step's executed calls that went to this tool or slot.",
     "rounds/kept": "Round protocol: training rows of the step (rounds of kept rollouts that ran a call).",
-    "rounds/skipped_format": "Round protocol: rounds without a valid call (skipped in the rollout, dropped from training).",
+    "rounds/skipped_format": "Round protocol: rounds without a valid call (skipped in the "
+                             "rollout, dropped from training).",
     "rounds/per_trajectory": "Round protocol: mean rounds per rollout that produced tokens.",
 }
 

@@ -50,7 +50,8 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
     """The warm start's options with their defaults (keys and types were checked with the config)."""
     options = dict(config.warm_start or {})
     if not options:
-        raise LabInputError("warm_start: the config has none; set warm_start.orchestrators, whose solved rollouts to learn from")
+        raise LabInputError("warm_start: the config has none; set warm_start.orchestrators, whose "
+                            "solved rollouts to learn from")
     return {"limit": None, "samples": 1, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
             "max_length": 4096, **options}
 

@@ -59,8 +59,9 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
 
     run_id = train_run_id(config)
     if not resume and queries.run_status(store, run_id) == "finished":
-        raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in {config.output_dir}); "
-                            "--resume continues it, and a copy of the config with another run_name and output_dir trains anew")
+        raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in "
+                            f"{config.output_dir}); --resume continues it, and a copy of the config with another "
+                            "run_name and output_dir trains anew")
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
@@ -70,8 +71,9 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     state = PartialState()
     warm = warm_start_dir(config)
     if config.warm_start and state.num_processes > 1 and not (warm / "config.json").is_file():
-        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is missing); "
-                            "an SFT inside a multi-process launch would wait on ranks that are not training it")
+        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is "
+                            "missing); an SFT inside a multi-process launch would wait on "
+                            "ranks that are not training it")
     with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
         source = train_sft(config, store, environment, console) if config.warm_start else \
             resolve_model(config.model, config.tiny_model, config.seed)

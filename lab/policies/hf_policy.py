@@ -175,7 +175,8 @@ def end_of_turn(tokenizer: Any) -> tuple[int, str]:
     eos = tokenizer.eos_token
     if eos and tail.lstrip().startswith(eos):
         return tokenizer.eos_token_id, eos
-    raise ChatTemplateError(f"hf: cannot tell which token ends an assistant turn: the template renders {tail!r} after it")
+    raise ChatTemplateError("hf: cannot tell which token ends an assistant turn: the template "
+                            f"renders {tail!r} after it")
 
 
 def _decode(tokenizer: Any, ids: list[int]) -> str:
@@ -370,4 +371,5 @@ class _HFSession:
         self.tokens.logprobs += logprobs
 
     def _error(self, turn: int, problem: str) -> ChatTemplateError:
-        return ChatTemplateError(f"hf: {self.policy.path}: turn {turn}: {problem}; refusing to build a corrupt token buffer")
+        return ChatTemplateError(f"hf: {self.policy.path}: turn {turn}: {problem}; refusing to "
+                                 "build a corrupt token buffer")

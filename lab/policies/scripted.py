@@ -367,7 +367,8 @@ def biased(name: str) -> Callable[..., Script]:
     def script(view: TaskView, kit: Kit, rng: random.Random) -> Script:
         models = [m for m in kit.models() if m in shares]
         if not models:
-            raise LabInputError(f"scripted:{name}: the toolkit has none of the models it delegates to ({', '.join(shares)})")
+            raise LabInputError(f"scripted:{name}: the toolkit has none of the models it "
+                                f"delegates to ({', '.join(shares)})")
         chosen = rng.choices(models, weights=[shares[m] for m in models])[0]
         return solve(view, kit, [chosen], escalate=False)
 

@@ -49,9 +49,9 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
                           "accuracy column follows it); the judge's cost is apart from the rollouts' cost")
     for row in table.itertuples():
         if row.unjudged:
-            console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have criteria nobody "
-                          "judged (null in criteria_json, e.g. NL assertions without --judge); their outcome counts the "
-                          "judged criteria only[/]")
+            console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have "
+                          "criteria nobody judged (null in criteria_json, e.g. NL assertions without --judge); their "
+                          "outcome counts the judged criteria only[/]")
     for summary in summaries:
         if summary.unavailable:
             console.print(f"[red]{summary.run_id}: {summary.unavailable} rollouts not run (endpoint unavailable); "
@@ -69,7 +69,8 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
             console.print(f"[yellow]{summary.run_id}: {summary.cut} rollouts cut by --budget-usd (stored as 'cut', not "
                           "as wrong answers); re-run with a larger --budget-usd to finish them[/]")
         elif summary.stopped_by_budget:
-            console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger --budget-usd to finish[/]")
+            console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger "
+                          "--budget-usd to finish[/]")
 
 
 # ---------------------------------------------------------------- `orchestra report`
@@ -98,10 +99,12 @@ def print_report(report: Any, console: Console) -> None:
     console.print(out)
     for run_id in report.run_ids:
         if isinstance(runs.judge.get(run_id), str):
-            console.print(f"{name[run_id]}: judged by {runs.judge[run_id]} (exact match first, then the judge; accuracy "
-                          "follows it); its cost is the judge ¢/task column, never part of cost ¢/task or total $")
-    console.print(f"preference score P = {report.settings.get('preference')} ({report.settings.get('preference_source')}),"
-                  f" on {int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
+            console.print(f"{name[run_id]}: judged by {runs.judge[run_id]} (exact match first, then the judge; "
+                          "accuracy follows it); its cost is the judge ¢/task column, never part "
+                          "of cost ¢/task or total $")
+    console.print(f"preference score P = {report.settings.get('preference')} "
+                  f"({report.settings.get('preference_source')}), on "
+                  f"{int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
     if len(report.paired):
         out = _table("paired comparisons on shared tasks (diff = acc A - acc B)",
                      "run A", "run B", "shared", "diff", "95% CI", "p (sign-flip)", "A only / B only", "p (McNemar)")

@@ -44,7 +44,8 @@ def tool_description(spec: ToolSpec) -> str:
     if spec.slots:
         parts.append("Slots: " + "; ".join(f"{name} = {slot.model}, {_price(slot)}" for name, slot in spec.slots.items()) + ".")
     if spec.input_per_mtok or spec.output_per_mtok:
-        parts.append(f"Price: ${spec.input_per_mtok:g} per 1M input tokens, ${spec.output_per_mtok:g} per 1M output tokens.")
+        parts.append(f"Price: ${spec.input_per_mtok:g} per 1M input tokens, "
+                     f"${spec.output_per_mtok:g} per 1M output tokens.")
     if spec.per_call:
         parts.append(f"Price: ${spec.per_call:g} per call.")
     if spec.latency.base_s or spec.latency.per_output_token_s:

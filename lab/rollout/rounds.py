@@ -167,7 +167,8 @@ def _read_catalog(path: str) -> tuple[str, ...]:
     except json.JSONDecodeError as exc:
         raise LabInputError(f"--catalog {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(raw, list) or not all(isinstance(e, dict) and isinstance(e.get("function"), dict) for e in raw):
-        raise LabInputError(f"--catalog {path}: expected a JSON list of {{\"type\": \"function\", \"function\": {{...}}}} entries")
+        raise LabInputError(f"--catalog {path}: expected a JSON list of {{\"type\": \"function\", "
+                            "\"function\": {...}} entries")
     return tuple(json.dumps(e) for e in raw)
 
 
@@ -186,8 +187,8 @@ def load_catalog(path: str, specs: list[ToolSpec]) -> list[dict[str, Any]]:
         described = entry["function"].get("parameters", {}).get("properties", {}).get("model", {}).get("description", "")
         unknown = sorted(s for s in _choices(described) if s not in slots)
         if unknown:
-            raise LabInputError(f"--catalog {path}: tool '{name}' offers slot '{unknown[0]}', which the toolkit does not have "
-                                f"(its slots: {', '.join(sorted(slots))})")
+            raise LabInputError(f"--catalog {path}: tool '{name}' offers slot '{unknown[0]}', which the toolkit does "
+                                f"not have (its slots: {', '.join(sorted(slots))})")
         offered.append(entry)
     return offered
 
@@ -198,7 +199,8 @@ def check_catalog(path: str, specs: list[ToolSpec]) -> None:
     for entry in (json.loads(e) for e in _read_catalog(path)):
         name = entry["function"].get("name")
         if name not in names:
-            raise LabInputError(f"--catalog {path}: function '{name}' is not a tool of the toolkit ({', '.join(sorted(names))})")
+            raise LabInputError(f"--catalog {path}: function '{name}' is not a tool of the toolkit "
+                                f"({', '.join(sorted(names))})")
     load_catalog(path, specs)
 
 

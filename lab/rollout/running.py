@@ -47,7 +47,8 @@ async def execute_call(
     if call.error:
         return Observation.failure(call.error), True
     if index >= config.max_calls_per_turn:
-        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one turn; this one was not run"), True
+        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one "
+                                   "turn; this one was not run"), True
     if call.name not in tools:
         return Observation.failure(f"unknown tool '{call.name}' (available: {', '.join(tools)})"), True
     tool = tools[call.name]

@@ -221,7 +221,8 @@ def _fit_accuracy(
         n1 = int(samples[(samples.key == k) & samples.evidence.astype(bool)].shape[0])
         accuracy[k] = AccuracyEntry(
             without_evidence=without, with_evidence=with_,
-            source=f"fitted: {n0} graded answers without evidence, {n1} with; Beta-smoothed ({strength:g} pseudo-counts)",
+            source=f"fitted: {n0} graded answers without evidence, {n1} with; Beta-smoothed "
+                   f"({strength:g} pseudo-counts)",
         )
     return accuracy, offsets
 

@@ -128,7 +128,8 @@ class Profile(BaseModel):
     )
     judge_agreement: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_JUDGE_AGREEMENT),
-        description="As a judge: P(verdict = ground truth) by task family, with `default` (assumption unless measured).")
+        description="As a judge: P(verdict = ground truth) by task family, with `default` "
+                    "(assumption unless measured).")
 
     @model_validator(mode="after")
     def _check(self) -> Profile:

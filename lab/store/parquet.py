@@ -40,7 +40,8 @@ _RUN_ROWS = {
     ),
     "trajectories": "SELECT * FROM trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
     "steps": "SELECT * FROM steps WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step, turn, call_idx",
-    "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
+    "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY "
+                          "task_id, sample_idx, train_step",
     "scorings": "SELECT * FROM scorings WHERE run_id = $run_id ORDER BY scoring_id",
     "scores": "SELECT * FROM scores WHERE run_id = $run_id ORDER BY scoring_id, task_id, sample_idx, train_step",
     "train_metrics": "SELECT * FROM train_metrics WHERE run_id = $run_id ORDER BY step",

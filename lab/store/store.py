@@ -123,7 +123,8 @@ class Store:
 
     def _check_readable(self) -> None:
         if not self.path.is_file():
-            raise LabInputError(f"{self.path}: no store here yet (run `orchestra demo` or `orchestra eval --db {self.path}`)")
+            raise LabInputError(f"{self.path}: no store here yet (run `orchestra demo` or "
+                                f"`orchestra eval --db {self.path}`)")
         with self._connect(read_only=True) as con:
             version = file_version(con)
         check_not_newer(version, self.path)

@@ -29,7 +29,8 @@ index_app = typer.Typer(help="Build a local-search index (FAISS) over your own c
 @index_app.command("build")
 def build(
     corpus: Path = typer.Option(..., "--corpus",
-                                help="JSONL (or Parquet) corpus: one document per line with `id`, `text` and optional `title`."),
+                                help="JSONL (or Parquet) corpus: one document per line with `id`, "
+                                     "`text` and optional `title`."),
     embedder: str = typer.Option(
         "minilm", "--embedder",
         help="A local sentence-transformers folder, `minilm` (the offline all-MiniLM-L6-v2) or `qwen3-8b=FOLDER`."),

@@ -70,7 +70,8 @@ def rescore(
     preference: str = typer.Option(..., "--preference", "-p",
                                    help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
     across: list[str] = typer.Option([], "--across", metavar="RUN",
-                                     help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
+                                     help="Score the run together with RUN (repeat for more runs): each shared task "
+                                          "normalised across all their trajectories (preference score, Table 3)."),
     std_threshold: float = typer.Option(STD_THRESHOLD,
                                         help="Groups whose reward std is below this are filtered (paper: 0.1)."),
     db: str | None = DbOption,
@@ -108,7 +109,8 @@ def _print_across(result, as_json: bool) -> None:
     if as_json:
         print_json(s)
         return
-    table = Table(title=f"preference score across {', '.join(s['across'])} on {s['tasks']} shared tasks, P={json.dumps(s['preference'])}")
+    table = Table(title=f"preference score across {', '.join(s['across'])} on {s['tasks']} shared tasks, "
+                        f"P={json.dumps(s['preference'])}")
     for column in ("run_id", "preference_score", "trajectories", "tasks", "solved", "scoring_id"):
         table.add_column(column, justify="left" if column in ("run_id", "scoring_id") else "right")
     for row in s["runs"]:

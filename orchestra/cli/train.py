@@ -10,7 +10,8 @@ from lab.store import open_store
 from orchestra.cli.options import DbOption, console
 from orchestra.cli.root import app
 
-train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper §3.2), or its SFT warm start.",
+train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper "
+                             "§3.2), or its SFT warm start.",
                         invoke_without_command=True, no_args_is_help=True)
 app.add_typer(train_app, name="train")
 

@@ -38,7 +38,8 @@ class DemoStages:
         return [("offline world", self.world), ("scripted baselines", self.baselines),
                 (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2),
                 ("warm start + GRPO training", self.train), ("warm start and trained model", self.compare_trained),
-                (f"sweep: 3 instructions x turn budgets {'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
+                ("sweep: 3 instructions x turn budgets "
+                 f"{'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
 
     @property
     def tasks(self) -> list[str]:
