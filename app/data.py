@@ -125,8 +125,8 @@ def repriced_trajectories(path: Path, stamp_ns: int, run_ids: tuple[str, ...], p
 def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str = "logged") -> FeatureFrame:
     """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them), with
     the columns the report and `orchestra rescore` use: the runs' toolkit features first."""
-    trajs = trajectories(path, stamp_ns, run_ids) if pricing == "logged" else repriced_trajectories(path,
-                                                                                                    stamp_ns, run_ids, pricing)
+    trajs = (trajectories(path, stamp_ns, run_ids) if pricing == "logged"
+             else repriced_trajectories(path, stamp_ns, run_ids, pricing))
     store = _store(path)
     return FeatureFrame.of(trajs, tools_frame([queries.run(store, r) for r in run_ids]).tool_name)
 

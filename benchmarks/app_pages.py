@@ -116,7 +116,8 @@ def main() -> None:
         cold = timed(at.run)
         warm = timed(at.run)
         failed = [str(e.value) for e in at.exception]
-        print(f"{page:<10} {cold:8.2f} {warm:8.2f} {2.0:7.1f} {warm / 2.0:10.2f}" + (f"  ERROR {failed[0]}" if failed else ""))
+        print(f"{page:<10} {cold:8.2f} {warm:8.2f} {2.0:7.1f} {warm / 2.0:10.2f}"
+              + (f"  ERROR {failed[0]}" if failed else ""))
     at = AppTest.from_file(main_script, default_timeout=600).run()
     at.query_params.update({"runs": runs, "p": "outcome=1"})
     at.switch_page("views/steering.py").run()

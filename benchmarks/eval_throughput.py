@@ -64,10 +64,12 @@ def world_part(n_tasks: int = 120) -> None:
             started = time.perf_counter()
             (summary,) = run_eval(config, store)
             wall = time.perf_counter() - started
-            line = f"world, scripted:cheapest-first, concurrency {concurrency}: {summary.trajectories / wall:.1f} trajectories/s"
+            line = (f"world, scripted:cheapest-first, concurrency {concurrency}: "
+                    f"{summary.trajectories / wall:.1f} trajectories/s")
             if concurrency == 1:
                 tool_share = timings["tools"] / wall
-                line += f"; wall time: tools {tool_share:.0%}, engine (prompt, parse, validate, grade, store) {1 - tool_share:.0%}"
+                line += (f"; wall time: tools {tool_share:.0%}, engine (prompt, parse, validate, grade, store) "
+                         f"{1 - tool_share:.0%}")
             print(line, flush=True)
 
 

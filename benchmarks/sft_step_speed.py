@@ -7,9 +7,10 @@ runs), against TRL's own, one run.
 
 Both train the cpu-tiny config's tiny Qwen3 from the same weights on the same batches: conversations
 shaped like the warm start's (the paper-small catalog and a preference in the system prompt, a question,
-three tool calls with 300-character tool responses: about 1,000 tokens, 6% of them the assistant's). Printed: seconds per
-optimizer step of each, their ratios to TRL's, and the largest loss difference from TRL's over the
-timed steps (all four should train identically). The first step of each is a warm-up and not counted.
+three tool calls with 300-character tool responses: about 1,000 tokens, 6% of them the assistant's).
+Printed: seconds per optimizer step of each, their ratios to TRL's, and the largest loss difference
+from TRL's over the timed steps (all four should train identically). The first step of each is a warm-up and not
+counted.
 """
 
 from __future__ import annotations

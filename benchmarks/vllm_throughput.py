@@ -1,4 +1,5 @@
-"""An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, never asserts.
+"""An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, \
+never asserts.
 
     python benchmarks/vllm_throughput.py                 # 200 world tasks, both protocols, 3 repeats, concurrency 8
     python benchmarks/vllm_throughput.py --tasks 100 --repeats 5 --concurrency 16

@@ -177,7 +177,7 @@ def describe(pref: Preference) -> str:
 
     >>> describe(Preference.from_dict({"outcome": 1, "compute": 0.5, "local_search": 0.2}, ["local_search"]))
     'Getting the answer right matters a lot; keeping the cost low matters; calling local_search matters a little. (Weights in [0, 1]: outcome=1, compute=0.5, local_search=0.2.)'
-    """
+    """  # noqa: E501 (a doctest's expected output: one line)
     order = [*OBJECTIVES, *pref.tools]  # ties: objectives first, then tools in toolkit order
     weights = pref.as_dict()
     named = sorted((n for n in order if weights[n] > 0), key=lambda n: (-weights[n], order.index(n)))

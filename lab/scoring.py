@@ -149,7 +149,8 @@ class FeatureFrame:
         index = np.asarray(index, dtype=np.intp)
         rows = self.rows.iloc[index].reset_index(drop=True)
         if groups is None:
-            codes = pd.factorize(pd.MultiIndex.from_arrays([rows.run_id, rows.group]))[0] if len(rows) else np.zeros(0, np.intp)
+            codes = (pd.factorize(pd.MultiIndex.from_arrays([rows.run_id, rows.group]))[0] if len(rows)
+                     else np.zeros(0, np.intp))
         else:
             rows["group"] = list(groups)
             codes = pd.factorize(rows.group)[0]

@@ -189,7 +189,8 @@ def _check_top_k(top_k: Any, where: str) -> None:
 def _unavailable_message(entry: dict[str, Any]) -> str:
     from lab.tools.web_search import NOT_OFFERED
 
-    return NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search" else f"tool {entry.get('name')} not offered"
+    return (NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search"
+            else f"tool {entry.get('name')} not offered")
 
 
 def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
@@ -199,7 +200,8 @@ def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
     tools, changed = [], False
     for spec in toolkit.tools:
         retriever = spec.backend.get("retriever") or DEFAULT_RETRIEVER
-        if spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search" and retriever.get("kind") == "local_search":
+        if (spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search"
+                and retriever.get("kind") == "local_search"):
             spec = spec.model_copy(update={"backend": {**spec.backend, "retriever": {**retriever, "top_k": top_k}}})
             changed = True
         tools.append(spec)

@@ -51,8 +51,8 @@ class MetricsCallback(TrainerCallback):
             generation.update({"time/rollout_s": 0.0, "time/reward_s": 0.0, "tokens/generated": 0.0})
         metrics.update(generation)
         step_time = float(logs.get("step_time", 0.0))
-        metrics["time/update_s"] = max(0.0,
-                                       step_time - generation.get("time/rollout_s", 0.0) - generation.get("time/reward_s", 0.0))
+        metrics["time/update_s"] = max(0.0, step_time - generation.get("time/rollout_s", 0.0)
+                                       - generation.get("time/reward_s", 0.0))
         metrics["update/skipped"] = float(self.trainer.last_step_skipped)
         if state.is_world_process_zero:
             self.store.write_train_metrics([TrainMetricsRecord(run_id=self.run_id, step=state.global_step,

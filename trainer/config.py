@@ -61,7 +61,8 @@ def fits(value: Any, annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return any(value == member.value for member in annotation)
     if origin in (list, tuple) or annotation in (list, tuple):
-        return isinstance(value, list) and all(fits(item, args[0]) for item in value) if args else isinstance(value, list)
+        return (isinstance(value, list) and all(fits(item, args[0]) for item in value) if args
+                else isinstance(value, list))
     if origin is dict or annotation is dict:
         return isinstance(value, dict) and (not args or all(fits(v, args[1]) for v in value.values()))
     return True

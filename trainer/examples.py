@@ -75,7 +75,8 @@ def draw_examples(tasks: list[Any], toolkit: Toolkit, pricings: list[str], per_t
     examples = []
     for task in tasks:
         for draw in range(per_task):
-            rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8], "big"))
+            rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8],
+                                               "big"))
             kept = _feature_subset(toolkit, rng, subset_min)
             pairs = preference_pairs("train", kept, models)
             if not pairs:

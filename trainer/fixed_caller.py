@@ -88,7 +88,8 @@ def _prompts(tokenizer: Any, toolkit: str, seed: int) -> list[str]:
         instruction = rng.choice(instructions)
         offered = [s for s in specs if s.name == CALL["name"] or rng.random() < 0.7]
         documents = rng.sample(world.docs, rng.randint(0, 2))
-        context = "Documents:\n" + "\n".join(f"Doc {i + 1}: {d.text[:400]} ..." for i, d in enumerate(documents)) if documents else ""
+        context = ("Documents:\n" + "\n".join(f"Doc {i + 1}: {d.text[:400]} ..." for i, d in enumerate(documents))
+                   if documents else "")
         texts.append(tokenizer.apply_chat_template(round_messages(task.question, context, instruction),
                                                    tools=round_catalog(offered), tokenize=False,
                                                    add_generation_prompt=True))

@@ -86,9 +86,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         output["advantages"] = torch.tensor(scores.advantages[local], dtype=torch.float32, device=device)
         keep = torch.tensor(scores.keep[local], dtype=output["tool_mask"].dtype, device=device)
         output["tool_mask"] = output["tool_mask"] * keep.unsqueeze(1)
-        output["num_items_in_batch"] = self.accelerator.gather((output["completion_mask"] * output["tool_mask"]).sum()).sum()
+        output["num_items_in_batch"] = self.accelerator.gather(
+            (output["completion_mask"] * output["tool_mask"]).sum()).sum()
         self._log_rollouts(scores, local)
-        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        self.generation_metrics["time/reward_s"] = (self.generation_metrics.get("time/reward_s", 0.0)
+                                                    + time.perf_counter() - started)
         return output
 
     def _round_rows_batch(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -110,7 +112,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         all_rounds = sum(len(r.rounds) for r in self._results)
         self.generation_metrics.update({"rounds/kept": float(len(rows)), "rounds/skipped_format": float(skipped),
                                         "rounds/per_trajectory": all_rounds / max(len(self._results), 1)})
-        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        self.generation_metrics["time/reward_s"] = (self.generation_metrics.get("time/reward_s", 0.0)
+                                                    + time.perf_counter() - started)
         return batch
 
     def _reference_logps(self, batch: dict[str, Any]) -> Any:
@@ -129,14 +132,15 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         started = time.perf_counter()
         rows = self._rows
         step = self.state.global_step + 1
-        task_ids = gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1 else [r.task_id for r in rows]
+        task_ids = (gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1
+                    else [r.task_id for r in rows])
         offset = self.accelerator.process_index * len(rows)
         sample_idx = [task_ids[: offset + i].count(r.task_id) for i, r in enumerate(rows)]  # unique per (task, step)
         # ZeRO-3 shards the weights: gather them for the whole rollout, so no forward pass is a collective
         # (ranks take different numbers of turns). Without DeepSpeed this just unwraps the model.
-        with unwrap_model_for_generation(self.model_wrapped, self.accelerator,
-                                         gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-                                         gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as model:
+        with unwrap_model_for_generation(
+                self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as model:
             was_training = model.training
             model.eval()  # no dropout while sampling; the KV cache is on
             try:
@@ -204,7 +208,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         config = args.rollout_config()
 
         async def one(row: Example, index: int) -> RolloutResult:
-            seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4], "big")
+            seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4],
+                                  "big")
             task = self.environment.task(row.task_id)
             request = RolloutRequest(
                 run_id=self.run_id, task=task, sample_idx=index, train_step=step,
@@ -250,15 +255,15 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         plain single-process text model; TRL's own pass everywhere else."""
         whole = batch_size is None or batch_size >= input_ids.size(0)
         plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
-        if self.args.shared_prompt_forward and whole and plain and not compute_aux_loss and all(v is None for v in inputs.values()):
+        if (self.args.shared_prompt_forward and whole and plain and not compute_aux_loss
+                and all(v is None for v in inputs.values())):
             with self.accelerator.autocast():  # as TRL's pass: bf16 / fp16 mixed precision applies here too
                 shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep,
                                              self.temperature, compute_entropy)
             if shared is not None:
                 return (*shared, None)
         return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
-                                                          batch_size=batch_size,
-                                                          compute_entropy=compute_entropy,
+                                                          batch_size=batch_size, compute_entropy=compute_entropy,
                                                           compute_aux_loss=compute_aux_loss, **inputs)
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
@@ -290,14 +295,15 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             items.append((trajectory, result.steps, result.token_record()))
         self.store.write_trajectories(items)
         trajectories = [r.trajectory for r in self._results]
-        all_rows = gather_object([t.model_dump(mode="json") for t in trajectories]) if self.accelerator.num_processes > 1 \
-            else [t.model_dump(mode="json") for t in trajectories]
+        all_rows = (gather_object([t.model_dump(mode="json") for t in trajectories])
+                    if self.accelerator.num_processes > 1 else [t.model_dump(mode="json") for t in trajectories])
         generated = self.generation_metrics.get("tokens/generated", 0.0)
         if self.accelerator.num_processes > 1:
-            generated = float(self.accelerator.reduce(torch.tensor(generated,
-                                                                   device=self.accelerator.device), reduction="sum"))
+            generated = float(self.accelerator.reduce(torch.tensor(generated, device=self.accelerator.device),
+                                                      reduction="sum"))
         self.generation_metrics.update(rollout_metrics(
-            tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features} for t in all_rows],
+            tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features}
+                         for t in all_rows],
             outcomes=[t["outcome"] for t in all_rows], costs=[t["cost_usd"] for t in all_rows],
             latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows],
             reasons=scores.reasons,

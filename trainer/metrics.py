@@ -71,7 +71,8 @@ def rollout_metrics(tool_counts: Sequence[dict[str, int]], outcomes: Sequence[fl
         "turns/per_trajectory": float(np.mean(turns)) if len(turns) else 0.0,
         "tokens/generated": float(generated_tokens),
     }
-    metrics.update({f"tools/share/{name}": calls.get(name, 0) / total_calls if total_calls else 0.0 for name in features})
+    metrics.update({f"tools/share/{name}": calls.get(name, 0) / total_calls if total_calls else 0.0
+                    for name in features})
     return metrics
 
 

@@ -75,10 +75,12 @@ def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: floa
                                      [r.cost_usd for r in rows],
                                      [r.latency_s for r in rows], features,
                                      pd.DataFrame({"group": [r.group_id for r in rows]}))
-    P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)   # (B, n + 3): each row its example's P
+    # (B, n + 3): each row its example's P
+    P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)
     R, A, keep = frame.grpo(P, std_threshold, passed)
     reasons: list[str | None] = []
     for i in range(len(rows)):
-        reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i] else None if keep[i] else "homogeneous")
+        reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i]
+                       else None if keep[i] else "homogeneous")
     return GroupScores(rewards=R, advantages=A, keep=keep, reasons=reasons, passed=passed)
 

@@ -132,7 +132,8 @@ def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, An
 
     def key(pair: tuple[Example, Any]) -> str:
         example, traj = pair
-        return hashlib.sha256(f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
+        return hashlib.sha256(
+            f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
 
     return [min(pairs, key=key) for pairs in by_example.values()]
 
@@ -167,7 +168,8 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
 
 def _turn_messages(steps: pd.DataFrame, observation_chars: int) -> list[dict[str, str]]:
     turns: dict[int, list[dict[str, Any]]] = {}
-    for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: a per-turn itertuples was most of the data's preparation time
+    # plain dicts: a per-turn itertuples was most of the data's preparation time
+    for step in steps.sort_values("turn", kind="stable").to_dict("records"):
         turns.setdefault(step["turn"], []).append(step)
     messages = []
     for turn in turns.values():
@@ -232,7 +234,8 @@ def labelled_positions_trainer() -> type:
             self._metrics[mode]["entropy"].append(float(entropy))
             self._metrics[mode]["mean_token_accuracy"].append(float(accuracy))
             if mode == "train":
-                self._total_train_tokens += int(inputs["attention_mask"].sum()) if "attention_mask" in inputs else labels.numel()
+                self._total_train_tokens += (int(inputs["attention_mask"].sum()) if "attention_mask" in inputs
+                                             else labels.numel())
             self._metrics[mode]["num_tokens"] = [self._total_train_tokens]
             return loss
 

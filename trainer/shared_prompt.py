@@ -29,8 +29,8 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     """(log-probabilities (B, C), entropies (B, C) or None) of the last `logits_to_keep` = C tokens of each
     row, as TRL's fused forward computes them, or None when no prompt is shared or the model does not allow
     it. `model` must carry TRL's fused LM head (`trl.trainer.utils.add_fused_lm_head`)."""
-    checkpointing = "is_activation_checkpointing" if hasattr(type(model),
-                                                             "is_activation_checkpointing") else "is_gradient_checkpointing"
+    checkpointing = ("is_activation_checkpointing" if hasattr(type(model), "is_activation_checkpointing")
+                     else "is_gradient_checkpointing")
     if getattr(model, checkpointing, False) or logits_to_keep >= input_ids.size(1):
         return None
     prompts, completions = input_ids[:, :-logits_to_keep], input_ids[:, -logits_to_keep:]
@@ -59,5 +59,6 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     logps = torch.cat([first, tail.log_probs], dim=1)
     if not compute_entropy:
         return logps, None
-    first_entropy = -(first_logps.exp() * first_logps).sum(-1, keepdim=True).masked_fill(completion_mask[:, :1] == 0, 0.0)
+    first_entropy = -(first_logps.exp() * first_logps).sum(-1, keepdim=True).masked_fill(completion_mask[:, :1] == 0,
+                                                                                          0.0)
     return logps, torch.cat([first_entropy, tail.entropy], dim=1)

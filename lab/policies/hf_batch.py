@@ -62,7 +62,8 @@ class PrefixCache:
     """One session's keys and values for the tokens it has fed the model (see the module docstring)."""
 
     tokens: list[int] = field(default_factory=list)
-    layers: list[tuple[Any, Any]] = field(default_factory=list)  # per layer (keys, values): (1, heads, len(tokens), dim)
+    # per layer (keys, values): (1, heads, len(tokens), dim)
+    layers: list[tuple[Any, Any]] = field(default_factory=list)
 
     def reusable(self, context: list[int]) -> int:
         """How many leading tokens of `context` this cache can stand for: the longest prefix it shares with
@@ -210,7 +211,8 @@ class BatchedSampler:
                         row.ids.append(token)
                         row.logprobs.append(logprob)
                         row.done = token in row.request.stop_ids or len(row.ids) == row.budget
-                        if row.done:  # its next turn can only join the next batch, which starts after the caches are kept
+                        # its next turn can only join the next batch, which starts after the caches are kept
+                        if row.done:
                             loop.call_soon_threadsafe(_settle, row.future, (row.ids, row.logprobs))
                 if all(row.done for row in rows):
                     self._keep_caches(rows, mask, cache)

@@ -237,7 +237,8 @@ class _HFSession:
         eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos = eos if isinstance(eos, list) else [eos]
         self.stop_ids = {self.eot_id, self.tokenizer.eos_token_id, *eos} - {None}
-        self.sampler = policy._sampler or sampler_for(loaded)  # shared by every session of the model: ready turns decode together
+        # shared by every session of the model: ready turns decode together
+        self.sampler = policy._sampler or sampler_for(loaded)
         self._text = ""  # what prompt_ids + completion_ids decode to
         self._before: list[str] = []  # per turn: template text from the previous <eot> to the generation prompt
         self._said: list[str] = []  # per turn: generation prompt + the sampled text, as the model saw it

@@ -171,7 +171,8 @@ def extract_query(observation: str) -> str | None:
 
 
 def confident(observation: str) -> bool:
-    return extract_answer(observation) is not None and CONFIDENCE_LOW not in observation and "Error:" not in observation[:40]
+    return (extract_answer(observation) is not None and CONFIDENCE_LOW not in observation
+            and "Error:" not in observation[:40])
 
 
 def _facts(evidence: list[str]) -> str:

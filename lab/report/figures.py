@@ -2,8 +2,9 @@
 
 Each builder takes the DataFrames of `lab.report.metrics` and returns a `plotly.graph_objects.Figure`;
 none prints, writes or calls streamlit, and none knows the `Report` that holds the frames
-(`lab.report.api.Report.figures` picks the builders for a report: data flows api -> figures only). A run keeps one colour in every figure (`run_colors`), axes
-carry units, and simulated tools are labelled " (simulated)" in legends.
+(`lab.report.api.Report.figures` picks the builders for a report: data flows api -> figures only).
+A run keeps one colour in every figure (`run_colors`), axes carry units, and simulated tools are
+labelled " (simulated)" in legends.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab repo
     """One standalone HTML page: plotly.js is inlined once (with the first figure), so it opens offline."""
     parts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures.values())]
     body = "\n".join(f'<section id="{name}">{part}</section>' for name, part in zip(figures, parts))
-    return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n'
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n'
+            f'<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n')
 
 
 def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str) -> go.Figure:

@@ -111,8 +111,8 @@ def print_report(report: Any, console: Console) -> None:
         for row in report.paired.itertuples():
             discordant = "-" if pd.isna(row.a_only) else f"{int(row.a_only)} / {int(row.b_only)}"
             out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)),
-                        _num(row.diff, "{:+.3f}"),
-                        f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]", _num(row.p_value, "{:.4f}"),
+                        _num(row.diff, "{:+.3f}"), f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]",
+                        _num(row.p_value, "{:.4f}"),
                         discordant, _num(row.mcnemar_p, "{:.4f}"))
         console.print(out)
     if len(report.tool_calls):
@@ -122,7 +122,8 @@ def print_report(report: Any, console: Console) -> None:
             cells = []
             for run_id in report.run_ids:
                 hit = (label, run_id) in calls.index
-                cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} ({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
+                cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} "
+                             f"({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
             out.add_row(label, *cells)
         console.print(out)
     out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family",
@@ -141,9 +142,10 @@ def print_report(report: Any, console: Console) -> None:
     frontier = report.pareto[report.pareto.on_frontier].sort_values("cost_cents_per_task")
     auc = report.pareto_auc.iloc[0]
     console.print("Pareto frontier (cost ¢/task, accuracy): "
-                  + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
-                  + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-{_num(auc.cost_max_cents, '{:.3g}')}¢:"
-                  f" {_num(auc.auc, '{:.3f}')}")
+                  + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})"
+                              for r in frontier.itertuples())
+                  + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-"
+                  f"{_num(auc.cost_max_cents, '{:.3g}')}¢: {_num(auc.auc, '{:.3f}')}")
     if len(report.turn_budgets):
         out = _table("turn budgets", "curve", "max turns", "run", "accuracy", "cost ¢/task")
         for row in report.turn_budgets.itertuples():
@@ -155,9 +157,8 @@ def print_report(report: Any, console: Console) -> None:
                      "logged $", "repriced $", "change")
         for row in report.reprice.itertuples():
             out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"),
-                        _num(row.repriced_cents_per_task, "{:.3f}"),
-                        _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"),
-                        _num(row.change_pct, "{:+.1f}%"))
+                        _num(row.repriced_cents_per_task, "{:.3f}"), _num(row.logged_total_usd, "{:.4f}"),
+                        _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
         console.print(out)
     if any(label != run_id for run_id, label in name.items()):
         console.print("run ids: " + "; ".join(f"{label} = {run_id}" for run_id, label in name.items()))

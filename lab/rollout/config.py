@@ -49,6 +49,6 @@ class RolloutConfig(BaseModel):
     catalog: str | None = Field(None,
                                 description="Rounds: a tool catalog file in the released format (tools.json) "
                                             "instead of the toolkit's own.")
-    tau2_agent: Tau2Agent = Field("lab",
-                                  description="tau2: the lab's agent, or the released evaluation's (domain policy "
-                                                     "in the system prompt, call_expert, <message> replies, 200 tau2 steps).")
+    tau2_agent: Tau2Agent = Field("lab", description="tau2: the lab's agent, or the released evaluation's (domain "
+                                                     "policy in the system prompt, call_expert, <message> replies, "
+                                                     "200 tau2 steps).")

@@ -5,8 +5,8 @@ checkpoint's (a fresh prompt per round, the context built by the environment: `l
 A tau2 conversation may instead run the released evaluation's agent (`RolloutConfig.tau2_agent`,
 `lab.rollout.tau2_released`). All return the same records, counted, capped and executed by `lab.rollout.running`.
 
-Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
-reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
+Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task,
+then turns of reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
 one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
 rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
 
@@ -49,7 +49,8 @@ from lab.tools.base import AGENT_MESSAGES, CONVERSATION, Tool, ToolContext, esti
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
 Grader = Callable[[Any, str | None, ToolContext], Awaitable[float]]
 
-FORMAT_REMINDER = "Your last message had no valid tool call or answer: {error}. Use <tool_call>{{...}}</tool_call> or <answer>...</answer>."
+FORMAT_REMINDER = ("Your last message had no valid tool call or answer: {error}. "
+                   "Use <tool_call>{{...}}</tool_call> or <answer>...</answer>.")
 
 
 @dataclass

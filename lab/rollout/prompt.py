@@ -42,7 +42,8 @@ def tool_description(spec: ToolSpec) -> str:
     """The description the orchestrator sees, with price and latency appended (per slot for slot tools)."""
     parts = [spec.description.strip()]
     if spec.slots:
-        parts.append("Slots: " + "; ".join(f"{name} = {slot.model}, {_price(slot)}" for name, slot in spec.slots.items()) + ".")
+        parts.append("Slots: " + "; ".join(f"{name} = {slot.model}, {_price(slot)}"
+                                           for name, slot in spec.slots.items()) + ".")
     if spec.input_per_mtok or spec.output_per_mtok:
         parts.append(f"Price: ${spec.input_per_mtok:g} per 1M input tokens, "
                      f"${spec.output_per_mtok:g} per 1M output tokens.")

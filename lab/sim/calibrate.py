@@ -214,7 +214,8 @@ def _fit_accuracy(
     mix = _norm(prior.difficulty_mix)
     accuracy: dict[str, AccuracyEntry] = {}
     for k in keys:
-        means = {e: sum(w * _sigmoid(coef[ab.index((k, e))] + offsets[d]) for d, w in mix.items()) for e in (False, True)}
+        means = {e: sum(w * _sigmoid(coef[ab.index((k, e))] + offsets[d]) for d, w in mix.items())
+                 for e in (False, True)}
         without = _clip(means[False])
         with_ = max(_clip(means[True]), without)  # evidence never hurts; noise may say otherwise
         n0 = int(samples[(samples.key == k) & ~samples.evidence.astype(bool)].shape[0])

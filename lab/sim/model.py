@@ -222,7 +222,8 @@ class SimModel:
         looked_up = context.findings if context.findings is not None else list(context.transcript)
         if task.evidence and not task.evidence_present(prompt, looked_up):
             plan = lookup_plan(task.answer, " ".join([task.question, *looked_up]))
-            text = f"{self.label} I need the record ids first; look these up.\nANSWER: {json.dumps(plan, sort_keys=True)}"
+            text = (f"{self.label} I need the record ids first; look these up.\n"
+                    f"ANSWER: {json.dumps(plan, sort_keys=True)}")
             return text, {"sim_correct": False, "evidence_present": False, "lookups_only": True}
         return self._stated(task, "plan", True, rng)
 

@@ -9,8 +9,9 @@ stays locked by other work.
 
 Import replaces: if the target store already holds the run, every row of that run (trajectories,
 steps, tokens, scorings, scores, a training run's per-step metrics, the run row) is deleted and the
-folder's rows inserted, in one transaction. So importing twice is a no-op, and importing a newer export of a run overwrites the older
-copy instead of mixing the two. Tasks are shared between runs, so they are upserted, never deleted.
+folder's rows inserted, in one transaction. So importing twice is a no-op, and importing a newer export
+of a run overwrites the older copy instead of mixing the two. Tasks are shared between runs, so they are upserted, never
+deleted.
 """
 
 from __future__ import annotations

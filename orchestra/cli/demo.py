@@ -91,7 +91,8 @@ def _print_findings(findings, plan) -> None:
     points = sweep.accuracy.merge(sweep.costs, on="run_id")
     for r in points.assign(name=points.run_id.map(names)).sort_values("name").itertuples():
         instruction, _, turns = r.name.removeprefix("trained-").rpartition("-")
-        instruction = instruction.replace("train-", "") + " (training wording)" if instruction.startswith("train-") else instruction
+        instruction = (instruction.replace("train-", "") + " (training wording)" if instruction.startswith("train-")
+                       else instruction)
         table.add_row(instruction, turns.removeprefix("t"), f"{r.accuracy:.2f}", f"{r.cost_cents_per_task:.2f}",
                       f"{r.latency_s_per_task:.0f}")
     console.print(table)
@@ -120,7 +121,8 @@ def _hints(db: str | None, path: Path, stages, no_app: bool) -> list[str]:
         f"orchestra rescore trained --preference outcome=1,compute=1 --across warm-start --across cascade{where}",
         f"orchestra reprice strongest --pricing deepinfra{where}",
         f"orchestra eval --orchestrator hf:{config.output_dir} --toolkit {config.toolkit} --preference held-out "
-        f"{config.eval_flags()} --temperature {config.temperature:g} --max-turns {stages.plan.compared_turns} --limit 10{where}",
+        f"{config.eval_flags()} --temperature {config.temperature:g} --max-turns {stages.plan.compared_turns} "
+        f"--limit 10{where}",
         f"{'ORCHESTRA_DB=' + str(path.resolve()) + ' ' if db else ''}jupyter lab notebooks/",
     ]
     if no_app:

@@ -58,7 +58,8 @@ _RESCORE_HELP = "\n\n".join([
     "'solved' counts trajectories with outcome 1. Every group is counted once: kept, homogeneous, one_member "
     "(one trajectory left, nothing to compare) or filtered_out (all filtered).",
     "A run with one sample per task has nothing to normalise within a group and is refused: re-run with "
-    "'orchestra eval --samples N' (N >= 2, with --temperature > 0 for hf: and openai: orchestrators), or add --across RUN_B [--across RUN_C ...] for the paper's "
+    "'orchestra eval --samples N' (N >= 2, with --temperature > 0 for hf: and openai: orchestrators), "
+    "or add --across RUN_B [--across RUN_C ...] for the paper's "
     "preference score (Table 3) instead: each task the runs share is normalised across all their trajectories "
     "and a run scores the mean reward of its trajectories (no training filters; one scoring stored per run).",
 ])
@@ -96,7 +97,8 @@ def rescore(
                 "groups_kept", "groups_homogeneous", "groups_one_member", "groups_filtered_out", "reward_mean",
                 "reward_mean_logged"):
         value = s[key]
-        shown = json.dumps(value) if isinstance(value, dict) else str(value) if isinstance(value, int) else _fmt(value, "{:.4f}")
+        shown = (json.dumps(value) if isinstance(value, dict) else str(value) if isinstance(value, int)
+                 else _fmt(value, "{:.4f}"))
         table.add_row(key, shown)
     console.print(table)
     if s["groups_one_member"]:
@@ -131,7 +133,9 @@ def reprice(
 ) -> None:
     """Every step's cost recomputed from its logged tokens under another provider's prices (prints only).
 
-    Local models (a local_llm tool of the run's toolkit such as smollm2, an hf: orchestrator) have no per-token price: they keep their logged cost as "local, unpriced", or cost their logged latency at --gpu-hour-usd. Any other model missing from the table is an error naming it.
+    Local models (a local_llm tool of the run's toolkit such as smollm2, an hf: orchestrator) have no \
+per-token price: they keep their logged cost as "local, unpriced", or cost their logged latency at \
+--gpu-hour-usd. Any other model missing from the table is an error naming it.
     """
     store = Store(resolve_db_path(db))
     run_id = queries.resolve_run_id(store, run_id)  # unknown runs fail before any work

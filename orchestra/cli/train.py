@@ -46,7 +46,8 @@ def train(
                                 help="Continue from the last checkpoint in the config's output_dir."),
     output_dir: str | None = OutputDirOption,
 ) -> None:
-    """GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] [--output-dir DIR] [--resume]`."""
+    ("GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] "
+     "[--output-dir DIR] [--resume]`.")
     if ctx.invoked_subcommand is not None:
         return
     if config is None:
@@ -84,7 +85,8 @@ def evidence(
     samples: int = typer.Option(2, "--samples", min=1,
                                 help="Rollouts per task, each sampled at the config's temperature."),
 ) -> None:
-    """Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs an accuracy-only instruction."""
+    ("Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs "
+     "an accuracy-only instruction.")
     from trainer.evidence import gather_evidence, print_evidence
 
     loaded, store = _load(config, None, db)

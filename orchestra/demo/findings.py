@@ -23,8 +23,10 @@ class Findings:
     compared: Report          # baselines, SmolLM2, warm start, trained: held-out pairs, 20 turns, repriced
     sweep: Report             # the trained model under three instructions x three turn budgets
     names: dict[str, str]     # run id -> run name
-    frontier: pd.DataFrame    # name, accuracy, cost_cents_per_task of the non-privileged runs on the frontier, cheapest first
-    pareto: pd.DataFrame      # run_id, accuracy, cost_cents_per_task, on_frontier among the non-privileged runs on every task
+    # name, accuracy, cost_cents_per_task of the non-privileged runs on the frontier, cheapest first
+    frontier: pd.DataFrame
+    # run_id, accuracy, cost_cents_per_task, on_frontier among the non-privileged runs on every task
+    pareto: pd.DataFrame
     routing: pd.DataFrame     # tool_label, warm_start, trained, change: shares of tool calls
     spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
     rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
@@ -39,7 +41,8 @@ class Findings:
         points = self.pareto.assign(name=lambda f: f.run_id.map(self.names)).set_index("name")
         if {"trained", "strongest"} <= set(points.index):
             trained, strongest = points.loc["trained"], points.loc["strongest"]
-            share = trained.cost_cents_per_task / strongest.cost_cents_per_task if strongest.cost_cents_per_task else float("nan")
+            share = (trained.cost_cents_per_task / strongest.cost_cents_per_task if strongest.cost_cents_per_task
+                     else float("nan"))
             lines.append(f"Trained against strongest: accuracy {trained.accuracy:.0%} against "
                          f"{strongest.accuracy:.0%}, at {share:.0%} of its cost per task; the trained orchestrator is "
                          f"{'on' if trained.on_frontier else 'off'} the frontier.")
@@ -57,7 +60,8 @@ class Findings:
         if {"accuracy", "cost"} <= set(by.index):
             cost, accuracy = by.loc["cost"], by.loc["accuracy"]
             saving = ("no saving to measure: it spent nothing under either" if pd.isna(cost.saving_vs_accuracy) else
-                      f"saving {cost.saving_vs_accuracy:+.0%}, 95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]")
+                      f"saving {cost.saving_vs_accuracy:+.0%}, "
+                      f"95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]")
             lines.append("Preference: told to save money the trained orchestrator spends "
                          f"{cost.cost_cents_per_task:.2f}c per task against {accuracy.cost_cents_per_task:.2f}c when "
                          f"told only accuracy matters ({saving}); accuracy {cost.accuracy:.0%} "
@@ -90,7 +94,8 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
     compared = load_report(store, compared_ids, pricing=HELD_OUT_PRICING)
     sweep = load_report(store, [runs[n] for n in sweep_names])
     pareto = _non_privileged_pareto(compared, runs)
-    frontier = (pareto[pareto.on_frontier].assign(name=lambda f: f.run_id.map(names)).sort_values("cost_cents_per_task"))
+    frontier = (pareto[pareto.on_frontier].assign(name=lambda f: f.run_id.map(names))
+                .sort_values("cost_cents_per_task"))
     return Findings(compared=compared, sweep=sweep, names=names, pareto=pareto,
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),

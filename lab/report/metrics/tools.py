@@ -80,7 +80,8 @@ def model_family(identifier: str | None) -> str | None:
     `openai:gpt-5@http://...`, `scripted:gpt-5-prompted`, `sim:gpt-5-mini` and `openai/gpt-5` are all
     the gpt-5 family, and `hf:/ckpt/Qwen3-8B` is qwen. The family is the first matching id prefix.
 
-    >>> model_family("openai:gpt-5@http://localhost:8000/v1"), model_family("sim:qwen3-32b"), model_family("scripted:cheapest-first")
+    >>> (model_family("openai:gpt-5@http://localhost:8000/v1"), model_family("sim:qwen3-32b"),
+    ...  model_family("scripted:cheapest-first"))
     ('gpt-5', 'qwen', None)
     """
     if not identifier:
