@@ -95,7 +95,8 @@ def tool_calls(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFr
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
-def steps(path: Path, stamp_ns: int, run_id: str, task_id: str | None = None, sample_idx: int | None = None) -> pd.DataFrame:
+def steps(path: Path, stamp_ns: int, run_id: str, task_id: str | None = None,
+          sample_idx: int | None = None) -> pd.DataFrame:
     return queries.steps_df(_store(path), run_id, task_id, sample_idx)
 
 
@@ -124,7 +125,8 @@ def repriced_trajectories(path: Path, stamp_ns: int, run_ids: tuple[str, ...], p
 def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str = "logged") -> FeatureFrame:
     """The runs' Eq. 2 features, parsed once per store state (the steering sliders only re-weigh them), with
     the columns the report and `orchestra rescore` use: the runs' toolkit features first."""
-    trajs = trajectories(path, stamp_ns, run_ids) if pricing == "logged" else repriced_trajectories(path, stamp_ns, run_ids, pricing)
+    trajs = (trajectories(path, stamp_ns, run_ids) if pricing == "logged"
+             else repriced_trajectories(path, stamp_ns, run_ids, pricing))
     store = _store(path)
     return FeatureFrame.of(trajs, tools_frame([queries.run(store, r) for r in run_ids]).tool_name)
 

@@ -26,7 +26,8 @@ def zero_ranking_reason(features: FeatureFrame, table: pd.DataFrame, P: dict[str
     if not any(v > 0 for v in P.values()):
         return "Every score is 0 because P is all zeros: give some entry a weight."
     if int(table.n_tasks.max()) == 0:
-        return "Every score is 0 because these runs share no task: the score compares systems on the tasks they all ran."
+        return ("Every score is 0 because these runs share no task: the score compares systems on the tasks "
+                "they all ran.")
     runs = features.rows.run_id.isin(table.run_id)
     if not (features.rows.outcome[runs] > 0).any():
         return "Every score is 0 because none of these runs solved a task: Eq. 2 gives an unsolved trajectory 0."

@@ -51,7 +51,8 @@ def build(path: Path, n_tasks: int, samples: int) -> int:
                 cost = 0.01 if model == "gpt-5" else 0.001
                 outcome = float(rng.random() < (0.4 + 0.4 * (model == "gpt-5")))
                 steps = [StepRecord(run_id=run_id, task_id=f"t{i:05d}", sample_idx=s, turn=t, tool_name=name,
-                                    kind="answer" if name == "answer" else "tool", observation=f"result {t} of task {i}",
+                                    kind="answer" if name == "answer" else "tool",
+                                    observation=f"result {t} of task {i}",
                                     input_tokens=800, output_tokens=200, cost_usd=cost if name == model else 0.0,
                                     latency_s=1.0, model=model if name == model else None)
                          for t, name in enumerate(("local_search", model, model, "code_interpreter", "answer"))]
@@ -70,7 +71,8 @@ def build(path: Path, n_tasks: int, samples: int) -> int:
         store.finish_run(run_id)
     store.write_run(RunRecord(run_id="bench-train", kind="train", name="bench-train", orchestrator="hf:tiny"))
     store.write_train_metrics([TrainMetricsRecord(run_id="bench-train", step=k, metrics_json=json.dumps(
-        {"reward/mean": k / 20, "loss": 1 / k, "filtered/format": 0.1, "tools/share/gpt-5": k / 40})) for k in range(1, 21)])
+        {"reward/mean": k / 20, "loss": 1 / k, "filtered/format": 0.1,
+         "tools/share/gpt-5": k / 40})) for k in range(1, 21)])
     store.finish_run("bench-train")
     return steps_written
 
@@ -114,7 +116,8 @@ def main() -> None:
         cold = timed(at.run)
         warm = timed(at.run)
         failed = [str(e.value) for e in at.exception]
-        print(f"{page:<10} {cold:8.2f} {warm:8.2f} {2.0:7.1f} {warm / 2.0:10.2f}" + (f"  ERROR {failed[0]}" if failed else ""))
+        print(f"{page:<10} {cold:8.2f} {warm:8.2f} {2.0:7.1f} {warm / 2.0:10.2f}"
+              + (f"  ERROR {failed[0]}" if failed else ""))
     at = AppTest.from_file(main_script, default_timeout=600).run()
     at.query_params.update({"runs": runs, "p": "outcome=1"})
     at.switch_page("views/steering.py").run()
@@ -122,8 +125,8 @@ def main() -> None:
     for value in (1.0, 0.5, 0.0, 1.0):
         rounds.append(timed(lambda v=value: at.slider(key="p-gpt-5").set_value(v).run()))
     best, median = min(rounds), sorted(rounds)[len(rounds) // 2]
-    print(f"slider -> re-ranked, whole page re-run in AppTest: median {median * 1000:.0f} ms, best {best * 1000:.0f} ms "
-          f"(goal 300 ms; median/goal {median / 0.3:.2f})")
+    print(f"slider -> re-ranked, whole page re-run in AppTest: median {median * 1000:.0f} ms, best {best * 1000:.0f} "
+          f"ms (goal 300 ms; median/goal {median / 0.3:.2f})")
     print(f"  of which the rescoring a slider move triggers (ranking, rewards, summary, figure): "
           f"median {_rescoring_ms(path, runs.split(',')):.0f} ms (the served app re-runs only this fragment)")
 

@@ -58,16 +58,18 @@ def world_part(n_tasks: int = 120) -> None:
         for concurrency in (1, 16):
             timings["tools"] = 0.0
             config = EvalConfig(benchmark="world", split=None, limit=n_tasks, orchestrator="scripted:cheapest-first",
-                                toolkit=str(REPO / "configs" / "toolkits" / "world-offline.yaml"), concurrency=concurrency,
-                                run_name=f"bench-c{concurrency}")
+                                toolkit=str(REPO / "configs" / "toolkits" / "world-offline.yaml"),
+                                concurrency=concurrency, run_name=f"bench-c{concurrency}")
             store = Store(Path(tmp) / f"w{concurrency}.duckdb")
             started = time.perf_counter()
             (summary,) = run_eval(config, store)
             wall = time.perf_counter() - started
-            line = f"world, scripted:cheapest-first, concurrency {concurrency}: {summary.trajectories / wall:.1f} trajectories/s"
+            line = (f"world, scripted:cheapest-first, concurrency {concurrency}: "
+                    f"{summary.trajectories / wall:.1f} trajectories/s")
             if concurrency == 1:
                 tool_share = timings["tools"] / wall
-                line += f"; wall time: tools {tool_share:.0%}, engine (prompt, parse, validate, grade, store) {1 - tool_share:.0%}"
+                line += (f"; wall time: tools {tool_share:.0%}, engine (prompt, parse, validate, grade, store) "
+                         f"{1 - tool_share:.0%}")
             print(line, flush=True)
 
 
@@ -89,11 +91,13 @@ def rig_part(n: int = 256) -> None:
             results = Path(tmp) / "results.jsonl"
             for c in (16, 64):
                 db = Path(tmp) / f"rig{c}.duckdb"
-                command = [sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--benchmark", "world",
+                command = [sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--benchmark",
+                           "world",
                            "--split", "all", "--tasks", task_ids, "--orchestrator", f"openai:qwen3-8b@{url}/v1",
-                           "--toolkit", str(REPO / "configs" / "toolkits" / "perf.yaml"), "--concurrency", str(c), "--db", str(db)]
-                subprocess.run([sys.executable, str(PERF / "measure.py"), "run", "--url", url, "--n", str(n), "--c", str(c),
-                                "--label", "orchestra", "--results", str(results), "--", *command], check=True)
+                           "--toolkit", str(REPO / "configs" / "toolkits" / "perf.yaml"), "--concurrency",
+                           str(c), "--db", str(db)]
+                subprocess.run([sys.executable, str(PERF / "measure.py"), "run", "--url", url, "--n", str(n), "--c",
+                                str(c), "--label", "orchestra", "--results", str(results), "--", *command], check=True)
             records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
         finally:
             server.terminate()

@@ -76,12 +76,15 @@ def trl_path(model_dir: str, steps: int, tokens: int, batch: int, G: int, tmp: P
     prompts = [[{"role": "system", "content": system_prompt(specs, "Be accurate but keep the bill as low as you can.")},
                 {"role": "user", "content": q}] for q in questions]
     timer = _StepTimer()
-    callback = type("Timer", (TrainerCallback,), {"on_step_begin": timer.on_step_begin, "on_step_end": timer.on_step_end})()
-    args = GRPOConfig(output_dir=str(tmp / "trl"), max_steps=steps + 1, per_device_train_batch_size=batch, num_generations=G,
+    callback = type("Timer", (TrainerCallback,),
+                    {"on_step_begin": timer.on_step_begin, "on_step_end": timer.on_step_end})()
+    args = GRPOConfig(output_dir=str(tmp / "trl"), max_steps=steps + 1, per_device_train_batch_size=batch,
+                      num_generations=G,
                       max_completion_length=tokens, generation_kwargs={"min_new_tokens": tokens}, learning_rate=3e-4,
                       beta=0.0, loss_type="dapo", use_cpu=True, bf16=False, report_to="none", save_strategy="no",
                       logging_steps=1, gradient_checkpointing=False, disable_tqdm=True, temperature=1.0)
-    trainer = GRPOTrainer(model=model_dir, reward_funcs=[lambda completions, **_: [random.random() for _ in completions]],
+    trainer = GRPOTrainer(model=model_dir,
+                          reward_funcs=[lambda completions, **_: [random.random() for _ in completions]],
                           args=args, train_dataset=Dataset.from_list([{"prompt": p} for p in prompts]),
                           processing_class=AutoTokenizer.from_pretrained(model_dir), callbacks=[callback])
     trainer.train()
@@ -92,7 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4, help="Timed steps per trainer (after one warm-up step).")
     parser.add_argument("--rounds", type=int, default=3, help="Rounds of both paths; the median ratio is printed last.")
-    parser.add_argument("--model", default=None, help="Model dir or tiny-qwen3 (default: the cpu-tiny warm start if built).")
+    parser.add_argument("--model", default=None,
+                        help="Model dir or tiny-qwen3 (default: the cpu-tiny warm start if built).")
     options = parser.parse_args()
     warm = REPO / "runs/cpu-tiny/warm-start"
     model = options.model or (str(warm) if (warm / "config.json").is_file() else "tiny-qwen3")
@@ -105,11 +109,15 @@ def main() -> None:
             trl = trl_path(lab["model_dir"], options.steps, tokens, lab["batch"], lab["G"], tmp)
         lab_tps, trl_tps = lab["tokens_per_step"] / lab["step_s"], trl["tokens_per_step"] / trl["step_s"]
         ratios.append(trl_tps / lab_tps)
-        print(f"round {round_}: model {model}; batch {lab['batch']} rollouts (G = {lab['G']}), {options.steps} timed steps each")
-        print(f"  lab rollout_func path : {lab['step_s']:6.2f} s/step, {lab['tokens_per_step']:7.0f} generated tokens/step, {lab_tps:7.1f} tokens/s")
-        print(f"  TRL built-in generate : {trl['step_s']:6.2f} s/step, {trl['tokens_per_step']:7.0f} generated tokens/step, {trl_tps:7.1f} tokens/s")
+        print(f"round {round_}: model {model}; batch {lab['batch']} rollouts (G = {lab['G']}), "
+              f"{options.steps} timed steps each")
+        print(f"  lab rollout_func path : {lab['step_s']:6.2f} s/step, {lab['tokens_per_step']:7.0f} generated "
+              f"tokens/step, {lab_tps:7.1f} tokens/s")
+        print(f"  TRL built-in generate : {trl['step_s']:6.2f} s/step, {trl['tokens_per_step']:7.0f} generated "
+              f"tokens/step, {trl_tps:7.1f} tokens/s")
         print(f"  cost per generated token, lab / TRL: {ratios[-1]:.2f}x")
-        print(f"  lab step time: rollout {lab['rollout_share']:.0%}, reward {lab['reward_share']:.0%}, update {lab['update_share']:.0%}")
+        print(f"  lab step time: rollout {lab['rollout_share']:.0%}, reward {lab['reward_share']:.0%}, update "
+              f"{lab['update_share']:.0%}")
     print(f"cost per generated token, lab / TRL: median {statistics.median(ratios):.2f}x over {len(ratios)} rounds "
           f"({', '.join(f'{r:.2f}x' for r in ratios)}; goal <= 1.25x)")
 

@@ -7,9 +7,10 @@ runs), against TRL's own, one run.
 
 Both train the cpu-tiny config's tiny Qwen3 from the same weights on the same batches: conversations
 shaped like the warm start's (the paper-small catalog and a preference in the system prompt, a question,
-three tool calls with 300-character tool responses: about 1,000 tokens, 6% of them the assistant's). Printed: seconds per
-optimizer step of each, their ratios to TRL's, and the largest loss difference from TRL's over the
-timed steps (all four should train identically). The first step of each is a warm-up and not counted.
+three tool calls with 300-character tool responses: about 1,000 tokens, 6% of them the assistant's).
+Printed: seconds per optimizer step of each, their ratios to TRL's, and the largest loss difference
+from TRL's over the timed steps (all four should train identically). The first step of each is a warm-up and not
+counted.
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ def conversations(count: int) -> list[list[dict[str, str]]]:
     rows = []
     for i in range(count):
         slot = ("answer-1", "answer-3")[i % 2]
-        messages = [{"role": "system", "content": system_prompt(specs, "Be accurate but keep the bill as low as you can.")},
-                    {"role": "user", "content": f"Which of the three founders of the Varn guild of year {1700 + i} was born first?"}]
+        messages = [{"role": "system",
+                     "content": system_prompt(specs, "Be accurate but keep the bill as low as you can.")},
+                    {"role": "user",
+                     "content": f"Which of the three founders of the Varn guild of year {1700 + i} was born first?"}]
         for name, model in (("search", "search-2"), ("enhance_reasoning", "reasoner-1")):
             messages.append({"role": "assistant", "content": format_tool_call(name, {"model": model})})
-            messages.append({"role": "tool", "content": tool_response_text(name, f"{model}: found record {i} " * 20, 300)})
+            messages.append({"role": "tool",
+                             "content": tool_response_text(name, f"{model}: found record {i} " * 20, 300)})
         messages.append({"role": "assistant", "content": format_tool_call("answer", {"model": slot})})
         rows.append(messages)
     return rows
@@ -84,7 +88,8 @@ def timed(trainer_class: type, steps: int, batch: int, tmp: Path, crop: bool = F
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=6, help="Timed steps per trainer (after one warm-up step).")
-    parser.add_argument("--batch", type=int, default=8, help="Conversations per step (the cpu-tiny warm start's batch).")
+    parser.add_argument("--batch", type=int, default=8,
+                        help="Conversations per step (the cpu-tiny warm start's batch).")
     options = parser.parse_args()
     from trl import SFTTrainer
 
@@ -94,8 +99,8 @@ def main() -> None:
         tmp = Path(folder)
         lab_s, lab_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp)
         crop_s, crop_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp / "crop", crop=True)
-        packed_s, packed_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp / "packed", crop=True,
-                                        packed=True)
+        packed_s, packed_losses = timed(labelled_positions_trainer(), options.steps, options.batch, tmp / "packed",
+                                        crop=True, packed=True)
         trl_s, trl_losses = timed(SFTTrainer, options.steps, options.batch, tmp)
 
     def drift(losses: list[float]) -> float:

@@ -1,4 +1,5 @@
-"""An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, never asserts.
+"""An evaluation through a vLLM server against the same model in-process (`hf:`), in one run; prints figures, \
+never asserts.
 
     python benchmarks/vllm_throughput.py                 # 200 world tasks, both protocols, 3 repeats, concurrency 8
     python benchmarks/vllm_throughput.py --tasks 100 --repeats 5 --concurrency 16
@@ -30,7 +31,8 @@ def run(orchestrator: str, protocol: str, tasks: int, concurrency: int, folder: 
     from lab.eval.harness import run_eval
     from lab.store import Store, queries
 
-    config = EvalConfig(benchmark="world:frames", split=None, limit=tasks, orchestrator=orchestrator, toolkit="paper-small",
+    config = EvalConfig(benchmark="world:frames", split=None, limit=tasks, orchestrator=orchestrator,
+                        toolkit="paper-small",
                         protocol=protocol, max_new_tokens=48, concurrency=concurrency, run_name="bench")
     folder.mkdir(exist_ok=True)
     store = Store(folder / f"{orchestrator.split(':')[0]}-{protocol}.duckdb")
@@ -66,10 +68,11 @@ def main() -> None:
                 order = list(engines) if repeat % 2 == 0 else list(reversed(engines))
                 speed = {}
                 for name in order:
-                    wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency, Path(tmp) / f"{protocol}-{repeat}")
+                    wall, prompt, generated = run(engines[name], protocol, args.tasks, args.concurrency,
+                                                  Path(tmp) / f"{protocol}-{repeat}")
                     speed[name] = (prompt + generated) / wall
-                    print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt {prompt / wall:7.0f} "
-                          f"tok/s, generated {generated / wall:5.0f} tok/s", flush=True)
+                    print(f"{protocol:12s} #{repeat} {name:4s}: {args.tasks} tasks in {wall:5.1f} s; prompt "
+                          f"{prompt / wall:7.0f} tok/s, generated {generated / wall:5.0f} tok/s", flush=True)
                 ratios.append(speed["vllm"] / speed["hf"])
             print(f"{protocol:12s} vLLM / hf tokens/s (prompt + generated): median {statistics.median(ratios):.2f}x "
                   f"(range {min(ratios):.2f}x to {max(ratios):.2f}x over {args.repeats} repeats)", flush=True)

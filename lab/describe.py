@@ -56,7 +56,8 @@ async def describe_tool(
 
     async def one(task: Task) -> DescribedSample:
         context = ToolContext(task_id=task.task_id, task=task, seed=seed)
-        obs = await tool.execute({"prompt": f"{task.question}\n\nEnd your reply with a line 'ANSWER: <answer>'."}, context)
+        obs = await tool.execute({"prompt": f"{task.question}\n\nEnd your reply with "
+                                            "a line 'ANSWER: <answer>'."}, context)
         correct = obs.error is None and await grade(task, obs.text, context)
         return DescribedSample(task_id=task.task_id, domain=task.domain, question=task.question, reply=obs.text,
                                correct=bool(correct), cost_usd=obs.cost_usd, latency_s=obs.latency_s)
@@ -66,8 +67,10 @@ async def describe_tool(
         f"Task {i + 1} ({s.domain}): {s.question}\nAnswer: {s.reply[-300:]}\nCorrect: {'yes' if s.correct else 'no'}"
         for i, s in enumerate(samples)
     )
-    prompt = DESCRIBER_PROMPT.format(n=len(samples), name=tool.spec.name, cost=tool.spec.output_per_mtok, samples=listing)
+    prompt = DESCRIBER_PROMPT.format(n=len(samples), name=tool.spec.name,
+                                     cost=tool.spec.output_per_mtok, samples=listing)
     written = await describer.execute({"prompt": prompt}, ToolContext(seed=seed))
     accuracy = sum(s.correct for s in samples) / len(samples) if samples else 0.0
     text = written.text.strip() if written.error is None else f"(describer failed: {written.error})"
-    return ToolDescription(tool=tool.spec.name, description=text, describer=describer.spec.name, accuracy=accuracy, samples=samples)
+    return ToolDescription(tool=tool.spec.name, description=text, describer=describer.spec.name,
+                           accuracy=accuracy, samples=samples)

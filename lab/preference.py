@@ -135,7 +135,8 @@ class PreferencePair(BaseModel):
         return all(resolve_names(k, [*tools, *OBJECTIVES], models) for k in self.weights)
 
     def bind(self, tools: list[str], models: Mapping[str, str | None] | None = None) -> Preference:
-        return Preference.from_dict(self.weights, tools, instruction=self.instruction, source="preference pair", models=models)
+        return Preference.from_dict(self.weights, tools, instruction=self.instruction,
+                                    source="preference pair", models=models)
 
 
 def resolve_names(key: str, names: list[str], models: Mapping[str, str | None] | None = None) -> list[str]:
@@ -166,7 +167,8 @@ def _all_pairs() -> tuple[PreferencePair, ...]:
 # ---------------------------------------------------------------- the instruction each task is shown
 
 #: How the template words each objective; tools read "calling <name>" (a tool's weight rewards using it).
-_OBJECTIVE_WORDS = {"outcome": "getting the answer right", "compute": "keeping the cost low", "latency": "answering quickly"}
+_OBJECTIVE_WORDS = {"outcome": "getting the answer right", "compute": "keeping the cost low",
+                    "latency": "answering quickly"}
 
 
 def describe(pref: Preference) -> str:
@@ -175,7 +177,7 @@ def describe(pref: Preference) -> str:
 
     >>> describe(Preference.from_dict({"outcome": 1, "compute": 0.5, "local_search": 0.2}, ["local_search"]))
     'Getting the answer right matters a lot; keeping the cost low matters; calling local_search matters a little. (Weights in [0, 1]: outcome=1, compute=0.5, local_search=0.2.)'
-    """
+    """  # noqa: E501 (a doctest's expected output: one line)
     order = [*OBJECTIVES, *pref.tools]  # ties: objectives first, then tools in toolkit order
     weights = pref.as_dict()
     named = sorted((n for n in order if weights[n] > 0), key=lambda n: (-weights[n], order.index(n)))
@@ -230,7 +232,8 @@ def task_preferences(spec: str | None, tools: list[str], instruction: str | None
     if spec is not None and spec.strip() == HELD_OUT:
         choices = [p.bind(tools, models) for p in preference_pairs("eval", tools, models)]
         if not choices:
-            raise LabInputError(f"--preference {HELD_OUT}: no held-out pair names only tools of this toolkit ({', '.join(tools)})")
+            raise LabInputError(f"--preference {HELD_OUT}: no held-out pair names only tools of this "
+                                f"toolkit ({', '.join(tools)})")
         source = "held-out"
     elif spec:
         pref = Preference.parse(spec, tools, models)

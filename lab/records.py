@@ -91,7 +91,8 @@ class TrajectoryRecord(BaseModel):
     benchmark: str = ""
     tool_counts_json: str = Field("{}", description="Executed calls per reward feature (tool, or paper-toolkit slot).")
     created_at: datetime = Field(default_factory=utcnow)
-    status: TrajectoryStatus = Field("answered", description="answered, no_answer, error or cut (see TrajectoryStatus).")
+    status: TrajectoryStatus = Field("answered",
+                                     description="answered, no_answer, error or cut (see TrajectoryStatus).")
     filter_reason: FilterReason | None = Field(
         None, description="Training rollouts: NULL when the row took part in the update, else why it did not.")
     criteria_json: str | None = Field(

@@ -226,7 +226,8 @@ def _preference(preference: str | dict[str, float], tools: list[str], models: di
 def _score_records(scoring: ScoringRecord, trajs: pd.DataFrame, rewards: np.ndarray, advantages: np.ndarray,
                    keep: np.ndarray) -> list[ScoreRecord]:
     return [
-        ScoreRecord(scoring_id=scoring.scoring_id, run_id=row.run_id, task_id=row.task_id, sample_idx=int(row.sample_idx),
+        ScoreRecord(scoring_id=scoring.scoring_id, run_id=row.run_id, task_id=row.task_id,
+                    sample_idx=int(row.sample_idx),
                     train_step=int(row.train_step), reward=float(r), advantage=float(a), keep=bool(k))
         for row, r, a, k in zip(trajs.itertuples(), rewards, advantages, keep)
     ]

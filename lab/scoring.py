@@ -119,7 +119,8 @@ class FeatureFrame:
         "" / 0), with the tool columns of `feature_tools(toolkit_tools, ...)`."""
         counts = [tool_counts(text) for text in _column(trajs, "tool_counts_json", "{}")]
         keys = pd.DataFrame({k: _column(trajs, k, d) for k, d in zip(TRAJECTORY_KEY, ("", "", 0, 0))})
-        keys["group"] = [group_label(g, t, s) for g, t, s in zip(_column(trajs, "group_id", ""), keys.task_id, keys.train_step)]
+        keys["group"] = [group_label(g, t, s) for g, t, s in zip(_column(trajs, "group_id", ""),
+                                                                 keys.task_id, keys.train_step)]
         return cls.from_counts(counts, trajs.outcome.to_numpy(float), trajs.cost_usd.to_numpy(float),
                                trajs.latency_s.to_numpy(float), feature_tools(toolkit_tools, counts), keys)
 
@@ -148,7 +149,8 @@ class FeatureFrame:
         index = np.asarray(index, dtype=np.intp)
         rows = self.rows.iloc[index].reset_index(drop=True)
         if groups is None:
-            codes = pd.factorize(pd.MultiIndex.from_arrays([rows.run_id, rows.group]))[0] if len(rows) else np.zeros(0, np.intp)
+            codes = (pd.factorize(pd.MultiIndex.from_arrays([rows.run_id, rows.group]))[0] if len(rows)
+                     else np.zeros(0, np.intp))
         else:
             rows["group"] = list(groups)
             codes = pd.factorize(rows.group)[0]

@@ -96,7 +96,8 @@ def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
         ok = {float: isinstance(value, (int, float)), int: isinstance(value, int), bool: isinstance(value, bool),
               str: isinstance(value, str)}[expected] and (expected is bool or not isinstance(value, bool))
         if not ok:
-            raise LabInputError(f"{where}.{option}: expected {'a number' if expected is float else expected.__name__}, got {value!r}")
+            raise LabInputError(f"{where}.{option}: expected "
+                                f"{'a number' if expected is float else expected.__name__}, got {value!r}")
 
 
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
@@ -119,10 +120,12 @@ def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str)
         return _paper_entry(entry, backend, source, index, pricing)
     default = _default_spec(kind, backend, pricing, str(entry.get("name", "")))
     base = default.model_dump(exclude={"backend"}) if default else {"parameters": LLM_TOOL_PARAMETERS}
-    return {**base, **{k: v for k, v in entry.items() if k != "backend"}, "backend": {**(default.backend if default else {}), **backend}}
+    return {**base, **{k: v for k, v in entry.items() if k != "backend"},
+            "backend": {**(default.backend if default else {}), **backend}}
 
 
-def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any]:
+def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str,
+                 index: int, pricing: str) -> dict[str, Any]:
     """A paper-toolkit tool: its one-argument schema over the slots, and each slot filled like a tool."""
     from lab.tools.paper import DESCRIPTIONS, ROLES, paper_parameters
 
@@ -145,7 +148,8 @@ def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str, in
             raise LabInputError(f"{where}.backend.slots.{slot}: must be a model tool that can be offered here")
         # a slot's model is reached only through its tool: a short entry needs no description of its own
         slots[slot] = {"description": f"{filled.get('model') or filled.get('name')} behind slot {slot}",
-                       "category": "generalist", **filled, "parameters": filled.get("parameters") or LLM_TOOL_PARAMETERS}
+                       "category": "generalist", **filled,
+                       "parameters": filled.get("parameters") or LLM_TOOL_PARAMETERS}
     return {
         "description": DESCRIPTIONS[role], "category": "basic", "parameters": paper_parameters(list(slots)),
         **{k: v for k, v in entry.items() if k != "backend"},
@@ -185,7 +189,8 @@ def _check_top_k(top_k: Any, where: str) -> None:
 def _unavailable_message(entry: dict[str, Any]) -> str:
     from lab.tools.web_search import NOT_OFFERED
 
-    return NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search" else f"tool {entry.get('name')} not offered"
+    return (NOT_OFFERED if (entry.get("backend") or {}).get("kind") == "web_search"
+            else f"tool {entry.get('name')} not offered")
 
 
 def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
@@ -195,7 +200,8 @@ def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
     tools, changed = [], False
     for spec in toolkit.tools:
         retriever = spec.backend.get("retriever") or DEFAULT_RETRIEVER
-        if spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search" and retriever.get("kind") == "local_search":
+        if (spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search"
+                and retriever.get("kind") == "local_search"):
             spec = spec.model_copy(update={"backend": {**spec.backend, "retriever": {**retriever, "top_k": top_k}}})
             changed = True
         tools.append(spec)
@@ -218,11 +224,13 @@ def _build(spec: ToolSpec) -> Tool:
     if kind == "local_search":
         from lab.tools.local_search import LocalSearch
 
-        return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec, top_k=int(spec.backend.get("top_k", 5)))
+        return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec,
+                           top_k=int(spec.backend.get("top_k", 5)))
     if kind == "web_search":
         from lab.tools.web_search import web_search_or_none
 
-        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "max_results", "search_depth", "include_answer")}
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "max_results",
+                                                                  "search_depth", "include_answer")}
         tool, message = web_search_or_none(spec, **options)
         if tool is None:
             raise LabInputError(f"tool '{spec.name}': {message}")
@@ -230,7 +238,8 @@ def _build(spec: ToolSpec) -> Tool:
     if kind == "code_interpreter":
         from lab.tools.code_interpreter import CodeInterpreter
 
-        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "cpu_s", "memory_mb", "max_output_chars")}
+        options = {k: v for k, v in spec.backend.items() if k in ("timeout_s", "cpu_s",
+                                                                  "memory_mb", "max_output_chars")}
         return CodeInterpreter(spec=spec, **options)
     if kind == "sim":
         from lab.sim.model import SimModel
@@ -259,7 +268,8 @@ def _build_paper(spec: ToolSpec) -> Tool:
         options = spec.backend.get("retriever") or DEFAULT_RETRIEVER
         kind = options.get("kind")
         if kind not in ("local_search", "web_search"):
-            raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search or web_search, got {kind!r}")
+            raise LabInputError(f"tool '{spec.name}': backend.retriever.kind must be local_search "
+                                f"or web_search, got {kind!r}")
         default = _default_spec(kind, options, "default", kind)
         retriever = _build(default.model_copy(update={"backend": {**default.backend, **options}}))
     if role == "enhance_reasoning":
@@ -280,7 +290,8 @@ def _search_index(index: str) -> Any:
 
         folder = build_world(progress=True).index_dir
         if folder is None:
-            raise LabInputError("the offline world was built without a search index; run `orchestra world build --force`")
+            raise LabInputError("the offline world was built without a search index; run "
+                                "`orchestra world build --force`")
         return LocalSearchIndex.load(folder)
     if not Path(index).is_dir():
         raise LabInputError(f"local_search: index folder not found: {index}")

@@ -163,7 +163,8 @@ class Toolkit(BaseModel):
                 continue
             slots = {name: spec for name, spec in tool.slots.items() if name in features}
             if slots:
-                kept.append(tool.model_copy(update={"slots": slots, "parameters": _slot_parameters(tool.parameters, list(slots))}))
+                kept.append(tool.model_copy(update={"slots": slots,
+                                                    "parameters": _slot_parameters(tool.parameters, list(slots))}))
         return self.model_copy(update={"tools": kept})
 
     def repriced(self, pricing: str) -> Toolkit:

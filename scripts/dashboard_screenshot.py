@@ -18,9 +18,11 @@ from pathlib import Path
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", required=True, type=Path)
-    parser.add_argument("--page", default="pareto", help="Page path (app/views/<page>.py), e.g. runs, pareto, steering.")
+    parser.add_argument("--page", default="pareto",
+                        help="Page path (app/views/<page>.py), e.g. runs, pareto, steering.")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--runs", nargs="*", default=[], help="Runs (ids or names) the page shows; default: its own pick.")
+    parser.add_argument("--runs", nargs="*", default=[],
+                        help="Runs (ids or names) the page shows; default: its own pick.")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -32,8 +34,8 @@ def main() -> None:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "app", "--db", str(args.db),
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "app", "--db",
+                               str(args.db), "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_healthy(url, server)  # raises if the app exits or never comes up
         with sync_playwright() as playwright:

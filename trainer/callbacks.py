@@ -27,7 +27,8 @@ class MetricsCallback(TrainerCallback):
         self.store = store
         self.run_id = run_id
         self.trainer: Any = None  # set by `train.run_training` once the trainer exists
-        self.progress = Progress(TextColumn("[bold]GRPO"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+        self.progress = Progress(TextColumn("[bold]GRPO"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[stats]}"),
                                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
         self.bar = self.progress.add_task("train", total=max_steps, stats="")
         self._seen_generation: int | None = None
@@ -50,7 +51,8 @@ class MetricsCallback(TrainerCallback):
             generation.update({"time/rollout_s": 0.0, "time/reward_s": 0.0, "tokens/generated": 0.0})
         metrics.update(generation)
         step_time = float(logs.get("step_time", 0.0))
-        metrics["time/update_s"] = max(0.0, step_time - generation.get("time/rollout_s", 0.0) - generation.get("time/reward_s", 0.0))
+        metrics["time/update_s"] = max(0.0, step_time - generation.get("time/rollout_s", 0.0)
+                                       - generation.get("time/reward_s", 0.0))
         metrics["update/skipped"] = float(self.trainer.last_step_skipped)
         if state.is_world_process_zero:
             self.store.write_train_metrics([TrainMetricsRecord(run_id=self.run_id, step=state.global_step,
@@ -94,7 +96,8 @@ class StepProgress(TrainerCallback):
     done, the latest logged loss, elapsed and remaining time."""
 
     def __init__(self, label: str, console: Console) -> None:
-        self.progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
+        self.progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[stats]}"),
                                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
         self.bar = self.progress.add_task(label, total=None, stats="")
 

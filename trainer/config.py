@@ -61,7 +61,8 @@ def fits(value: Any, annotation: Any) -> bool:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return any(value == member.value for member in annotation)
     if origin in (list, tuple) or annotation in (list, tuple):
-        return isinstance(value, list) and all(fits(item, args[0]) for item in value) if args else isinstance(value, list)
+        return (isinstance(value, list) and all(fits(item, args[0]) for item in value) if args
+                else isinstance(value, list))
     if origin is dict or annotation is dict:
         return isinstance(value, dict) and (not args or all(fits(v, args[1]) for v in value.values()))
     return True
@@ -205,8 +206,8 @@ class OrchestraGRPOConfig(GRPOConfig):
 
     model: str = field(default="tiny-qwen3", metadata={"help": "Model directory, `smollm2` or `tiny-qwen3`."})
     tiny_model: dict = field(default_factory=lambda: {
-        "tokenizer": "world", "vocab_size": 4096, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "intermediate_size": 384,
+        "tokenizer": "world", "vocab_size": 4096, "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "intermediate_size": 384,
     }, metadata={"help": "Architecture of the locally built `tiny-qwen3`."})
     benchmark: str = field(default="world", metadata={"help": "`world[:family]`, `toolscale` or `toolscale:DIR`."})
     families: list[str] = field(default_factory=list, metadata={"help": "World families to train on; empty = all."})
@@ -220,20 +221,24 @@ class OrchestraGRPOConfig(GRPOConfig):
     held_out_pricing: str = field(default="deepinfra", metadata={"help": "Provider never drawn in training."})
     max_turns: int = field(default=50, metadata={"help": "Orchestrator turns per rollout."})
     turn_max_new_tokens: int = field(default=512, metadata={"help": "Generated tokens per turn."})
-    observation_chars: int = field(default=6000, metadata={"help": "Tool output shown to the orchestrator is cut here."})
+    observation_chars: int = field(default=6000,
+                                   metadata={"help": "Tool output shown to the orchestrator is cut here."})
     orchestrator_latency_per_token_s: float | None = field(
-        default=None, metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
+        default=None,
+        metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
-    shared_prompt_forward: bool = field(default=True, metadata={"help": "Forward each distinct prompt once in the update."})
+    shared_prompt_forward: bool = field(default=True,
+                                        metadata={"help": "Forward each distinct prompt once in the update."})
     db: str | None = field(default=None, metadata={"help": "Store file."})
     lab_eval_steps: int = field(default=0, metadata={"help": "Evaluate every N steps; 0 = after the last only."})
     lab_eval_limit: int = field(default=24, metadata={"help": "Tasks per periodic evaluation."})
     lab_eval_preference: str = field(default="held-out", metadata={"help": "Preference of periodic evaluations."})
     warm_start: dict | None = field(default=None, metadata={"help": "SFT warm start on successful trajectories."})
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
-    context_tokens: int = field(default=27000, metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
+    context_tokens: int = field(default=27000,
+                                metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
 
     def eval_settings(self) -> dict[str, Any]:
         """The `EvalConfig` fields an evaluation of this config's models needs to see them as training did."""
@@ -244,7 +249,8 @@ class OrchestraGRPOConfig(GRPOConfig):
     def eval_flags(self) -> str:
         """`eval_settings` as `orchestra eval` flags, for the commands the CLI suggests."""
         settings = self.eval_settings()
-        flags = [f"--max-new-tokens {settings['max_new_tokens']}", f"--observation-chars {settings['observation_chars']}"]
+        flags = [f"--max-new-tokens {settings['max_new_tokens']}",
+                 f"--observation-chars {settings['observation_chars']}"]
         if settings["orchestrator_latency_per_token_s"] is not None:
             flags.append(f"--latency-per-token {settings['orchestrator_latency_per_token_s']}")
         if settings["protocol"] == "rounds":

@@ -27,7 +27,8 @@ class TrainingEnvironment:
 
     def __init__(self, config: OrchestraGRPOConfig, split: str | None = None) -> None:
         self.config = config
-        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark, split=split or config.train_split,
+        self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark,
+                                                               split=split or config.train_split,
                                                                toolkit=config.toolkit))
         tasks = [t for t in self.source.tasks if not config.families or getattr(t, "family", None) in config.families]  # world tasks
         if config.task_limit and split is None:
@@ -50,7 +51,8 @@ class TrainingEnvironment:
         """The randomised examples (`per_task` each, default `examples_per_task`); the first draws of a
         task are the same whatever `per_task` is."""
         config = self.config
-        pricings = training_providers(config.toolkit, self.toolkit_for, list(config.pricing_providers), config.held_out_pricing)
+        pricings = training_providers(config.toolkit, self.toolkit_for, list(config.pricing_providers),
+                                      config.held_out_pricing)
         return draw_examples(list(self.tasks.values()), self.toolkit, pricings, per_task or config.examples_per_task,
                              config.tool_subset_min, config.seed)
 

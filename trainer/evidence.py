@@ -63,12 +63,14 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
         if not (folder / "config.json").is_file():
             raise LabInputError(f"{folder}: no model; run `orchestra train --config ...` (with a warm_start) first")
     if config.temperature <= 0:
-        raise LabInputError(f"temperature: the evidence samples the policy as trained, so it needs a config temperature > 0 (got {config.temperature})")
+        raise LabInputError("temperature: the evidence samples the policy as trained, so it needs a config "
+                            f"temperature > 0 (got {config.temperature})")
     environment = TrainingEnvironment(config, split=config.eval_split)
     tasks = list(environment.tasks)[:limit]
 
     def evaluate(model: Path, preference: str, instruction: str | None = None, greedy: bool = False) -> str:
-        sampling = {"samples": 1, "temperature": 0.0} if greedy else {"samples": samples, "temperature": config.temperature}
+        sampling = {"samples": 1, "temperature": 0.0} if greedy else {"samples": samples,
+                                                                      "temperature": config.temperature}
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
             tasks=tasks, preferences=[preference], preference_instruction=instruction, max_turns=[config.max_turns],
@@ -80,23 +82,28 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
         return summary.run_id
 
     runs = {"trained held-out": evaluate(trained, "held-out"), "warm start held-out": evaluate(warm, "held-out"),
-            "trained cost-saving": evaluate(trained, COST_SAVING), "trained accuracy-only": evaluate(trained, ACCURACY_ONLY),
+            "trained cost-saving": evaluate(trained, COST_SAVING),
+            "trained accuracy-only": evaluate(trained, ACCURACY_ONLY),
             "trained cost-saving (train wording)": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING),
             "trained accuracy-only (train wording)": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
             "warm start cost-saving (train wording)": evaluate(warm, COST_SAVING, TRAIN_COST_SAVING),
             "warm start accuracy-only (train wording)": evaluate(warm, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
             "trained held-out, greedy": evaluate(trained, "held-out", greedy=True),
             "warm start held-out, greedy": evaluate(warm, "held-out", greedy=True),
-            "trained cost-saving (train wording), greedy": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING, greedy=True),
-            "trained accuracy-only (train wording), greedy": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY, greedy=True)}
+            "trained cost-saving (train wording), greedy": evaluate(trained, COST_SAVING,
+                                                                    TRAIN_COST_SAVING, greedy=True),
+            "trained accuracy-only (train wording), greedy": evaluate(trained, ACCURACY_ONLY,
+                                                                      TRAIN_ACCURACY_ONLY, greedy=True)}
     trajs = queries.trajectories_df(store, list(runs.values()))
     features = environment.features
     preference = paired_preference_scores(trajs, runs["trained held-out"], runs["warm start held-out"], features)
     cost = paired_cost_saving(trajs, runs["trained cost-saving"], runs["trained accuracy-only"])
-    seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording)"], runs["trained accuracy-only (train wording)"])
+    seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording)"],
+                              runs["trained accuracy-only (train wording)"])
     seen_warm = paired_cost_saving(trajs, runs["warm start cost-saving (train wording)"],
                                    runs["warm start accuracy-only (train wording)"])
-    greedy = paired_preference_scores(trajs, runs["trained held-out, greedy"], runs["warm start held-out, greedy"], features)
+    greedy = paired_preference_scores(trajs, runs["trained held-out, greedy"],
+                                      runs["warm start held-out, greedy"], features)
     greedy_seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording), greedy"],
                                      runs["trained accuracy-only (train wording), greedy"])
     return Evidence(preference=preference, cost=cost, cost_train_wording=seen, cost_train_wording_warm=seen_warm,
@@ -112,18 +119,20 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
         table.add_column(column)
     table.add_row("preference score, trained", f"{p['score_a']:.3f}", "", str(p["n_tasks"]))
     table.add_row("preference score, warm start", f"{p['score_b']:.3f}", "", str(p["n_tasks"]))
-    table.add_row("trained - warm start", f"{p['diff']:+.3f}", f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]", str(p["n_tasks"]))
+    table.add_row("trained - warm start", f"{p['diff']:+.3f}",
+                  f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]", str(p["n_tasks"]))
     table.add_row("cost per task, cost-saving PI", f"${c['cost_a']:.4f}", "", str(c["n_tasks"]))
     table.add_row("cost per task, accuracy-only PI", f"${c['cost_b']:.4f}", "", str(c["n_tasks"]))
-    table.add_row("saving (held-out wordings)", f"{c['saving']:.1%}", f"[{c['ci_low']:.1%}, {c['ci_high']:.1%}]", str(c["n_tasks"]))
+    table.add_row("saving (held-out wordings)", f"{c['saving']:.1%}",
+                  f"[{c['ci_low']:.1%}, {c['ci_high']:.1%}]", str(c["n_tasks"]))
     for label, t in (("saving (training wordings)", evidence.cost_train_wording),
                      ("saving (training wordings), warm start", evidence.cost_train_wording_warm)):
         table.add_row(label, f"{t['saving']:.1%}", f"[{t['ci_low']:.1%}, {t['ci_high']:.1%}]", str(t["n_tasks"]))
     g, gc = evidence.greedy_preference, evidence.greedy_cost_train_wording
     table.add_row("greedy: trained - warm start", f"{g['diff']:+.3f} ({g['score_a']:.3f} vs {g['score_b']:.3f})",
                   f"[{g['ci_low']:+.3f}, {g['ci_high']:+.3f}]", str(g["n_tasks"]))
-    table.add_row("greedy: saving (training wordings)", f"{gc['saving']:.1%}", f"[{gc['ci_low']:.1%}, {gc['ci_high']:.1%}]",
-                  str(gc["n_tasks"]))
+    table.add_row("greedy: saving (training wordings)", f"{gc['saving']:.1%}",
+                  f"[{gc['ci_low']:.1%}, {gc['ci_high']:.1%}]", str(gc["n_tasks"]))
     console.print(table)
     for name, run_id in evidence.run_ids.items():
         console.print(f"{name}: {run_id}")

@@ -59,7 +59,8 @@ def training_providers(toolkit_name: str, load: Any, wanted: list[str], held_out
             load(provider)
         except LabInputError as exc:
             if wanted:
-                raise LabInputError(f"pricing_providers: {provider!r} cannot price toolkit '{toolkit_name}': {exc}") from None
+                raise LabInputError(f"pricing_providers: {provider!r} cannot price "
+                                    f"toolkit '{toolkit_name}': {exc}") from None
             continue
         usable.append(provider)
     if not usable:
@@ -75,14 +76,16 @@ def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_
     examples = []
     for task in tasks:
         for draw in range(per_task):
-            rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8], "big"))
+            rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8],
+                                               "big"))
             kept = _feature_subset(toolkit, rng, subset_min)
             pairs = preference_pairs("train", kept, models)
             if not pairs:
                 raise LabInputError(f"no training preference pair applies to tools {kept}")
             pair = rng.choice(pairs)
             bound = pair.bind(kept, models).as_dict()
-            preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome", "compute", "latency"])
+            preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome",
+                                                                                "compute", "latency"])
             examples.append(Example(
                 example_id=f"{task.task_id}#{draw}", task_id=task.task_id, question=task.question,
                 features=tuple(kept), pricing=rng.choice(pricings), instruction=pair.instruction, preference=preference,

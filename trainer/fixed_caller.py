@@ -36,7 +36,8 @@ ARCHITECTURE = {"tokenizer": "world", "vocab_size": 4096, "hidden_size": 128, "n
 
 def build_fixed_caller(toolkit: str = "paper-small", seed: int = 0) -> Path:
     """The fitted model's folder (built once per toolkit and seed under the models cache)."""
-    key = hashlib.sha256(json.dumps({"a": ARCHITECTURE, "t": TARGET, "k": toolkit, "s": seed, "v": 3}).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps({"a": ARCHITECTURE, "t": TARGET,
+                                     "k": toolkit, "s": seed, "v": 3}).encode()).hexdigest()[:10]
     target = models_dir() / f"fixed-caller-{key}"
     if (target / "config.json").is_file():
         return target
@@ -87,10 +88,13 @@ def _prompts(tokenizer: Any, toolkit: str, seed: int) -> list[str]:
         instruction = rng.choice(instructions)
         offered = [s for s in specs if s.name == CALL["name"] or rng.random() < 0.7]
         documents = rng.sample(world.docs, rng.randint(0, 2))
-        context = "Documents:\n" + "\n".join(f"Doc {i + 1}: {d.text[:400]} ..." for i, d in enumerate(documents)) if documents else ""
+        context = ("Documents:\n" + "\n".join(f"Doc {i + 1}: {d.text[:400]} ..." for i, d in enumerate(documents))
+                   if documents else "")
         texts.append(tokenizer.apply_chat_template(round_messages(task.question, context, instruction),
-                                                   tools=round_catalog(offered), tokenize=False, add_generation_prompt=True))
-        conversation = [{"role": "system", "content": system_prompt(offered, instruction)}, {"role": "user", "content": task.question}]
+                                                   tools=round_catalog(offered), tokenize=False,
+                                                   add_generation_prompt=True))
+        conversation = [{"role": "system", "content": system_prompt(offered, instruction)},
+                        {"role": "user", "content": task.question}]
         for _ in range(rng.randint(0, 2)):
             result = documents[0].text[:300] if documents else "No answer yet."
             conversation += [{"role": "assistant", "content": TARGET.removesuffix("<|im_end|>")},

@@ -86,9 +86,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         output["advantages"] = torch.tensor(scores.advantages[local], dtype=torch.float32, device=device)
         keep = torch.tensor(scores.keep[local], dtype=output["tool_mask"].dtype, device=device)
         output["tool_mask"] = output["tool_mask"] * keep.unsqueeze(1)
-        output["num_items_in_batch"] = self.accelerator.gather((output["completion_mask"] * output["tool_mask"]).sum()).sum()
+        output["num_items_in_batch"] = self.accelerator.gather(
+            (output["completion_mask"] * output["tool_mask"]).sum()).sum()
         self._log_rollouts(scores, local)
-        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        self.generation_metrics["time/reward_s"] = (self.generation_metrics.get("time/reward_s", 0.0)
+                                                    + time.perf_counter() - started)
         return output
 
     def _round_rows_batch(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,7 +103,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         assert scores is not None, "the lab reward function did not run"
         local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
         rows, skipped = round_rows(self._results, list(scores.advantages[local]), list(scores.keep[local]))
-        batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device, self.args.steps_per_generation)
+        batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device,
+                            self.args.steps_per_generation)
         batch["num_items_in_batch"] = self.accelerator.gather(batch["completion_mask"].sum()).sum()
         if self.beta != 0.0:
             batch["ref_per_token_logps"] = self._reference_logps(batch)
@@ -109,7 +112,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         all_rounds = sum(len(r.rounds) for r in self._results)
         self.generation_metrics.update({"rounds/kept": float(len(rows)), "rounds/skipped_format": float(skipped),
                                         "rounds/per_trajectory": all_rounds / max(len(self._results), 1)})
-        self.generation_metrics["time/reward_s"] = self.generation_metrics.get("time/reward_s", 0.0) + time.perf_counter() - started
+        self.generation_metrics["time/reward_s"] = (self.generation_metrics.get("time/reward_s", 0.0)
+                                                    + time.perf_counter() - started)
         return batch
 
     def _reference_logps(self, batch: dict[str, Any]) -> Any:
@@ -128,14 +132,15 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         started = time.perf_counter()
         rows = self._rows
         step = self.state.global_step + 1
-        task_ids = gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1 else [r.task_id for r in rows]
+        task_ids = (gather_object([r.task_id for r in rows]) if self.accelerator.num_processes > 1
+                    else [r.task_id for r in rows])
         offset = self.accelerator.process_index * len(rows)
         sample_idx = [task_ids[: offset + i].count(r.task_id) for i, r in enumerate(rows)]  # unique per (task, step)
         # ZeRO-3 shards the weights: gather them for the whole rollout, so no forward pass is a collective
         # (ranks take different numbers of turns). Without DeepSpeed this just unwraps the model.
-        with unwrap_model_for_generation(self.model_wrapped, self.accelerator,
-                                         gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-                                         gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as model:
+        with unwrap_model_for_generation(
+                self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as model:
             was_training = model.training
             model.eval()  # no dropout while sampling; the KV cache is on
             try:
@@ -143,7 +148,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             finally:
                 model.train(was_training)
         self._results = results
-        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "lab_features": []}
+        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [],
+                                "env_mask": [], "lab_features": []}
         eot = self.processing_class.eos_token_id
         for row, result in zip(rows, results):
             tokens = result.tokens
@@ -159,10 +165,11 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                 out["env_mask"].append(tokens.mask)
             # under the round protocol a malformed round is dropped alone (`trainer.rounds`), not its rollout
             well_formed = self.args.protocol == "rounds" or format_consistent(result.trajectory, result.steps)
-            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features, dict(row.preference),
-                                                      well_formed))
+            out["lab_features"].append(RowFeatures.of(result.trajectory, self.environment.features,
+                                                      dict(row.preference), well_formed))
         generated = sum(sum(m) for m in out["env_mask"])
-        self.generation_metrics = {"time/rollout_s": time.perf_counter() - started, "tokens/generated": float(generated)}
+        self.generation_metrics = {"time/rollout_s": time.perf_counter() - started,
+                                   "tokens/generated": float(generated)}
         self.generations += 1
         return out
 
@@ -191,7 +198,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 
             args: OrchestraGRPOConfig = self.args
             base_url = args.vllm_server_base_url or f"http://{args.vllm_server_host}:{args.vllm_server_port}"
-            client = self.vllm_generation.vllm_client = VLLMClient(base_url=base_url, connection_timeout=args.vllm_server_timeout)
+            client = self.vllm_generation.vllm_client = VLLMClient(base_url=base_url,
+                                                                   connection_timeout=args.vllm_server_timeout)
         return client
 
     async def _run_all(self, rows: list[Example], sample_idx: list[int], step: int, model: Any) -> list[RolloutResult]:
@@ -200,31 +208,38 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         config = args.rollout_config()
 
         async def one(row: Example, index: int) -> RolloutResult:
-            seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4], "big")
+            seed = int.from_bytes(hashlib.sha256(f"{args.seed}/{step}/{row.example_id}/{index}".encode()).digest()[:4],
+                                  "big")
             task = self.environment.task(row.task_id)
             request = RolloutRequest(
                 run_id=self.run_id, task=task, sample_idx=index, train_step=step,
-                group_id=f"{step}:{row.example_id}", preference=dict(row.preference), preference_instruction=row.instruction,
+                group_id=f"{step}:{row.example_id}", preference=dict(row.preference),
+                preference_instruction=row.instruction,
                 seed=seed, benchmark=self.environment.source.benchmark, user=self.environment.source.user_for(task),
             )
-            return await run_rollout(policy, self.environment.tools_for(row), request, self.environment.source.grader, config)
+            return await run_rollout(policy, self.environment.tools_for(row), request,
+                                     self.environment.source.grader, config)
 
         return list(await asyncio.gather(*(one(row, index) for row, index in zip(rows, sample_idx))))
 
     # -- 2. reward -----------------------------------------------------------------------------------
 
-    def lab_reward(self, prompts: list[Any], completions: list[Any], lab_features: list[RowFeatures], **_: Any) -> list[float]:
+    def lab_reward(self, prompts: list[Any], completions: list[Any],
+                   lab_features: list[RowFeatures], **_: Any) -> list[float]:
         """Eq. 2 over whole groups (gathered from every rank); rows the filters dropped get 0 (and no gradient:
         `_generate_and_score_completions` zeroes their loss mask whatever TRL makes of this value)."""
         rows = gather_object(list(lab_features)) if self.accelerator.num_processes > 1 else list(lab_features)
         args: OrchestraGRPOConfig = self.args
-        self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format, args.filter_invalid)
-        local = slice(self.accelerator.process_index * len(lab_features), (self.accelerator.process_index + 1) * len(lab_features))
+        self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format,
+                                  args.filter_invalid)
+        local = slice(self.accelerator.process_index * len(lab_features),
+                      (self.accelerator.process_index + 1) * len(lab_features))
         return [float(r) for r in self._scores.rewards[local]]
 
     # -- 4. update -----------------------------------------------------------------------------------
 
-    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
         mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
         self._kept_tokens += int(mask.sum())
         rows = int((mask.sum(1) > 0).sum())
@@ -240,13 +255,16 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         plain single-process text model; TRL's own pass everywhere else."""
         whole = batch_size is None or batch_size >= input_ids.size(0)
         plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
-        if self.args.shared_prompt_forward and whole and plain and not compute_aux_loss and all(v is None for v in inputs.values()):
+        if (self.args.shared_prompt_forward and whole and plain and not compute_aux_loss
+                and all(v is None for v in inputs.values())):
             with self.accelerator.autocast():  # as TRL's pass: bf16 / fp16 mixed precision applies here too
-                shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature, compute_entropy)
+                shared = shared_prompt_logps(model, input_ids, attention_mask, logits_to_keep,
+                                             self.temperature, compute_entropy)
             if shared is not None:
                 return (*shared, None)
-        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                                                          compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **inputs)
+        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                          batch_size=batch_size, compute_entropy=compute_entropy,
+                                                          compute_aux_loss=compute_aux_loss, **inputs)
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()
@@ -271,20 +289,24 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         items = []
         for i, result in zip(range(local.start, local.stop), self._results):
             trajectory = result.trajectory.model_copy(update={
-                "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]), "filter_reason": scores.reasons[i],
+                "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]),
+                "filter_reason": scores.reasons[i],
             })
             items.append((trajectory, result.steps, result.token_record()))
         self.store.write_trajectories(items)
         trajectories = [r.trajectory for r in self._results]
-        all_rows = gather_object([t.model_dump(mode="json") for t in trajectories]) if self.accelerator.num_processes > 1 \
-            else [t.model_dump(mode="json") for t in trajectories]
+        all_rows = (gather_object([t.model_dump(mode="json") for t in trajectories])
+                    if self.accelerator.num_processes > 1 else [t.model_dump(mode="json") for t in trajectories])
         generated = self.generation_metrics.get("tokens/generated", 0.0)
         if self.accelerator.num_processes > 1:
-            generated = float(self.accelerator.reduce(torch.tensor(generated, device=self.accelerator.device), reduction="sum"))
+            generated = float(self.accelerator.reduce(torch.tensor(generated, device=self.accelerator.device),
+                                                      reduction="sum"))
         self.generation_metrics.update(rollout_metrics(
-            tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features} for t in all_rows],
+            tool_counts=[{k: v for k, v in json.loads(t["tool_counts_json"]).items() if k in self.environment.features}
+                         for t in all_rows],
             outcomes=[t["outcome"] for t in all_rows], costs=[t["cost_usd"] for t in all_rows],
-            latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows], reasons=scores.reasons,
+            latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows],
+            reasons=scores.reasons,
             rewards=list(scores.rewards), passed=list(scores.passed), features=self.environment.features,
             generated_tokens=int(generated),
         ))

@@ -49,7 +49,8 @@ def block_sliding_attention(module: Any, query: torch.Tensor, key: torch.Tensor,
         raise ValueError(f"{NAME}: layer {getattr(module, 'layer_idx', '?')} attends to everything; "
                          "this implementation serves models whose every layer has a sliding window")
     if query.shape[-2] != key.shape[-2]:
-        raise ValueError(f"{NAME}: training forwards only (got {query.shape[-2]} queries over {key.shape[-2]} keys, i.e. a cache)")
+        raise ValueError(f"{NAME}: training forwards only (got {query.shape[-2]} queries over "
+                         f"{key.shape[-2]} keys, i.e. a cache)")
     batch, heads, length, _ = query.shape
     kv_heads = key.shape[1]
     window = int(sliding_window)
@@ -65,7 +66,8 @@ def block_sliding_attention(module: Any, query: torch.Tensor, key: torch.Tensor,
         previous = torch.nn.functional.pad(states, (0, 0, 0, 0, 1, 0))[:, :, :-1]
         return torch.cat([previous, states], dim=-2)
 
-    offsets = torch.arange(window, device=query.device)[:, None] + window - torch.arange(2 * window, device=query.device)
+    offsets = torch.arange(window, device=query.device)[:, None] + window - torch.arange(2 * window,
+                                                                                         device=query.device)
     band = (offsets >= 0) & (offsets < window)  # query a of a block, key b of [previous, own]: 0 <= i - j < w
     query_ids = ids[:, window:].unflatten(1, (blocks, window))
     key_ids = ids.unfold(1, 2 * window, window)  # (B, n, 2w): block n-1 and block n

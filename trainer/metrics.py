@@ -36,7 +36,8 @@ METRICS: dict[str, str] = {
     "time/update_s": "Seconds of the step outside rollout and reward: forward, backward and optimizer.",
     "tools/share/<feature>": "Share of the step's executed calls that went to this tool or slot.",
     "rounds/kept": "Round protocol: training rows of the step (rounds of kept rollouts that ran a call).",
-    "rounds/skipped_format": "Round protocol: rounds without a valid call (skipped in the rollout, dropped from training).",
+    "rounds/skipped_format": "Round protocol: rounds without a valid call (skipped in the "
+                             "rollout, dropped from training).",
     "rounds/per_trajectory": "Round protocol: mean rounds per rollout that produced tokens.",
 }
 
@@ -62,14 +63,16 @@ def rollout_metrics(tool_counts: Sequence[dict[str, int]], outcomes: Sequence[fl
         "reward/mean": float(kept_rewards.mean()) if kept_rewards.size else 0.0,
         "reward/std": float(kept_rewards.std(ddof=1)) if kept_rewards.size > 1 else 0.0,
         "outcome/mean": float(np.mean(outcomes)) if len(outcomes) else 0.0,
-        **{f"filtered/{reason}": sum(r == reason for r in reasons) / n for reason in ("format", "invalid", "homogeneous")},
+        **{f"filtered/{reason}": sum(r == reason for r in reasons) / n for reason in ("format",
+                                                                                      "invalid", "homogeneous")},
         "filtered/all": sum(r is not None for r in reasons) / n,
         "cost/per_trajectory": float(np.mean(costs)) if len(costs) else 0.0,
         "latency/per_trajectory": float(np.mean(latencies)) if len(latencies) else 0.0,
         "turns/per_trajectory": float(np.mean(turns)) if len(turns) else 0.0,
         "tokens/generated": float(generated_tokens),
     }
-    metrics.update({f"tools/share/{name}": calls.get(name, 0) / total_calls if total_calls else 0.0 for name in features})
+    metrics.update({f"tools/share/{name}": calls.get(name, 0) / total_calls if total_calls else 0.0
+                    for name in features})
     return metrics
 
 

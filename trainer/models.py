@@ -42,7 +42,8 @@ CHATML_TRAINING_TEMPLATE = (
     "{% for message in messages %}"
     "{% if tools and loop.first and message['role'] == 'system' %}"
     "{% elif message['role'] == 'assistant' %}"
-    "{{ '<|im_start|>assistant\\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
+    "{{ '<|im_start|>assistant\\n' }}"
+    "{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\\n' }}"
     "{% else %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
     "{% endif %}"
@@ -98,7 +99,8 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
     tokenizer.chat_template = CHATML_TRAINING_TEMPLATE
     try:
         config = Qwen3Config(vocab_size=len(tokenizer), tie_word_embeddings=True, max_position_embeddings=8192,
-                             head_dim=architecture.get("hidden_size", 128) // architecture.get("num_attention_heads", 4),
+                             head_dim=(architecture.get("hidden_size", 128)
+                                       // architecture.get("num_attention_heads", 4)),
                              bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                              pad_token_id=tokenizer.pad_token_id, **architecture)
     except TypeError as exc:
@@ -115,7 +117,8 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
 
 #: Tokens kept whole: ChatML's markers (the first is also eos and pad) and the orchestrator's markup.
 SPECIAL = ["<|im_end|>", "<|im_start|>", "<|endoftext|>"]
-MARKUP = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response", "</tool_response>", "<answer>", "</answer>"]
+MARKUP = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response", "</tool_response>",
+          "<answer>", "</answer>"]
 
 
 def world_tokenizer(vocab_size: int) -> Any:

@@ -43,7 +43,8 @@ class RowFeatures:
     preference: tuple[float, ...]   # P over `lab.scoring.feature_names(features)`
 
     @classmethod
-    def of(cls, trajectory: TrajectoryRecord, features: list[str], preference: dict[str, float], format_ok: bool) -> RowFeatures:
+    def of(cls, trajectory: TrajectoryRecord, features: list[str],
+           preference: dict[str, float], format_ok: bool) -> RowFeatures:
         """A rollout's features: its calls of the toolkit's `features` (the only columns P weighs), its GRPO
         group (`lab.scoring.group_label`) and P in column order (every name must be given)."""
         counts = {k: v for k, v in json.loads(trajectory.tool_counts_json).items() if k in features}
@@ -70,12 +71,16 @@ def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: floa
     fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
     passed = ~(fails_format | fails_invalid)
     # an outcome without a valid answer is 0 by construction; kept only when that filter is off
-    frame = FeatureFrame.from_counts([r.tool_counts for r in rows], [r.outcome for r in rows], [r.cost_usd for r in rows],
-                                     [r.latency_s for r in rows], features, pd.DataFrame({"group": [r.group_id for r in rows]}))
-    P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)   # (B, n + 3): each row its example's P
+    frame = FeatureFrame.from_counts([r.tool_counts for r in rows], [r.outcome for r in rows],
+                                     [r.cost_usd for r in rows],
+                                     [r.latency_s for r in rows], features,
+                                     pd.DataFrame({"group": [r.group_id for r in rows]}))
+    # (B, n + 3): each row its example's P
+    P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)
     R, A, keep = frame.grpo(P, std_threshold, passed)
     reasons: list[str | None] = []
     for i in range(len(rows)):
-        reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i] else None if keep[i] else "homogeneous")
+        reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i]
+                       else None if keep[i] else "homogeneous")
     return GroupScores(rewards=R, advantages=A, keep=keep, reasons=reasons, passed=passed)
 

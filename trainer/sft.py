@@ -50,7 +50,8 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
     """The warm start's options with their defaults (keys and types were checked with the config)."""
     options = dict(config.warm_start or {})
     if not options:
-        raise LabInputError("warm_start: the config has none; set warm_start.orchestrators, whose solved rollouts to learn from")
+        raise LabInputError("warm_start: the config has none; set warm_start.orchestrators, whose "
+                            "solved rollouts to learn from")
     return {"limit": None, "samples": 1, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
             "max_length": 4096, **options}
 
@@ -63,7 +64,8 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
         eval_config = EvalConfig.build(
             benchmark=config.benchmark, split=config.train_split, orchestrator=orchestrator, toolkit=config.toolkit,
             tasks=task_ids[: options["limit"]], samples=options["samples"],
-            max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed, run_name=f"warm-start-{orchestrator.split(':')[-1]}",
+            max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed,
+            run_name=f"warm-start-{orchestrator.split(':')[-1]}",
             protocol=config.protocol, context_tokens=config.context_tokens,
         )
         run_ids += [s.run_id for s in run_eval(eval_config, store, console)]
@@ -130,7 +132,8 @@ def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, An
 
     def key(pair: tuple[Example, Any]) -> str:
         example, traj = pair
-        return hashlib.sha256(f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
+        return hashlib.sha256(
+            f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
 
     return [min(pairs, key=key) for pairs in by_example.values()]
 
@@ -165,7 +168,8 @@ def select_best(trajectories: pd.DataFrame, examples: list[Example], features: l
 
 def _turn_messages(steps: pd.DataFrame, observation_chars: int) -> list[dict[str, str]]:
     turns: dict[int, list[dict[str, Any]]] = {}
-    for step in steps.sort_values("turn", kind="stable").to_dict("records"):  # plain dicts: a per-turn itertuples was most of the data's preparation time
+    # plain dicts: a per-turn itertuples was most of the data's preparation time
+    for step in steps.sort_values("turn", kind="stable").to_dict("records"):
         turns.setdefault(step["turn"], []).append(step)
     messages = []
     for turn in turns.values():
@@ -175,7 +179,8 @@ def _turn_messages(steps: pd.DataFrame, observation_chars: int) -> list[dict[str
         if calls:
             text = "\n".join(format_tool_call(c["tool_name"], json.loads(c["arguments_json"])) for c in calls)
             messages.append({"role": "assistant", "content": think + text})
-            messages += [{"role": "tool", "content": tool_response_text(c["tool_name"], c["observation"], observation_chars)}
+            messages += [{"role": "tool", "content": tool_response_text(c["tool_name"],
+                                                                        c["observation"], observation_chars)}
                          for c in calls]
         else:
             answer = [step for step in turn if step["kind"] == "answer"]
@@ -202,7 +207,8 @@ def labelled_positions_trainer() -> type:
     from trl import SFTTrainer
 
     class LabelledPositionsSFTTrainer(SFTTrainer):
-        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
             labels = inputs.get("labels")
             plain = (labels is not None and labels.device.type not in ("cuda", "xpu") and not return_outputs
                      and self.compute_loss_func is None and self.label_smoother is None and self.args.loss_type == "nll"
@@ -228,7 +234,8 @@ def labelled_positions_trainer() -> type:
             self._metrics[mode]["entropy"].append(float(entropy))
             self._metrics[mode]["mean_token_accuracy"].append(float(accuracy))
             if mode == "train":
-                self._total_train_tokens += int(inputs["attention_mask"].sum()) if "attention_mask" in inputs else labels.numel()
+                self._total_train_tokens += (int(inputs["attention_mask"].sum()) if "attention_mask" in inputs
+                                             else labels.numel())
             self._metrics[mode]["num_tokens"] = [self._total_train_tokens]
             return loss
 
@@ -319,7 +326,8 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         output_dir=str(target.with_name("warm-start-trainer")), assistant_only_loss=True,
         num_train_epochs=options["epochs"], learning_rate=options["learning_rate"],
         per_device_train_batch_size=options["batch_size"], max_length=None, padding_free=packed,
-        use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing, save_strategy="no", report_to=[], logging_steps=10,
+        use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing,
+        save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )
     trainer = labelled_positions_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows),

@@ -29,7 +29,8 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     """(log-probabilities (B, C), entropies (B, C) or None) of the last `logits_to_keep` = C tokens of each
     row, as TRL's fused forward computes them, or None when no prompt is shared or the model does not allow
     it. `model` must carry TRL's fused LM head (`trl.trainer.utils.add_fused_lm_head`)."""
-    checkpointing = "is_activation_checkpointing" if hasattr(type(model), "is_activation_checkpointing") else "is_gradient_checkpointing"
+    checkpointing = ("is_activation_checkpointing" if hasattr(type(model), "is_activation_checkpointing")
+                     else "is_gradient_checkpointing")
     if getattr(model, checkpointing, False) or logits_to_keep >= input_ids.size(1):
         return None
     prompts, completions = input_ids[:, :-logits_to_keep], input_ids[:, -logits_to_keep:]
@@ -41,8 +42,8 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     width = prompts.size(1)
     cache_name = cache_argument(model)
     keep_last = "logits_to_keep" in inspect.signature(model.forward).parameters
-    head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True, **{cache_name: full_cache()},
-                 **({"logits_to_keep": 1} if keep_last else {}))
+    head = model(input_ids=distinct[:, :width], attention_mask=distinct[:, width:], use_cache=True,
+                 **{cache_name: full_cache()}, **({"logits_to_keep": 1} if keep_last else {}))
     cache = cache_rows(getattr(head, cache_name, None), copies)
     if cache is None:
         return None
@@ -58,5 +59,6 @@ def shared_prompt_logps(model: Any, input_ids: torch.Tensor, attention_mask: tor
     logps = torch.cat([first, tail.log_probs], dim=1)
     if not compute_entropy:
         return logps, None
-    first_entropy = -(first_logps.exp() * first_logps).sum(-1, keepdim=True).masked_fill(completion_mask[:, :1] == 0, 0.0)
+    first_entropy = -(first_logps.exp() * first_logps).sum(-1, keepdim=True).masked_fill(completion_mask[:, :1] == 0,
+                                                                                          0.0)
     return logps, torch.cat([first_entropy, tail.entropy], dim=1)

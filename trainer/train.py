@@ -58,8 +58,9 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
 
     run_id = train_run_id(config)
     if not resume and queries.run_status(store, run_id) == "finished":
-        raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in {config.output_dir}); "
-                            "--resume continues it, and a copy of the config with another run_name and output_dir trains anew")
+        raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in "
+                            f"{config.output_dir}); --resume continues it, and a copy of the config with another "
+                            "run_name and output_dir trains anew")
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
@@ -69,8 +70,9 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     state = PartialState()
     warm = warm_start_dir(config)
     if config.warm_start and state.num_processes > 1 and not (warm / "config.json").is_file():
-        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is missing); "
-                            "an SFT inside a multi-process launch would wait on ranks that are not training it")
+        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is "
+                            "missing); an SFT inside a multi-process launch would wait on "
+                            "ranks that are not training it")
     with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
         source = train_sft(config, store, environment, console) if config.warm_start else \
             resolve_model(config.model, config.tiny_model, config.seed)
@@ -79,17 +81,21 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise LabInputError(f"--resume: no checkpoint in {config.output_dir}; run without --resume first")
     store.write_run(RunRecord(
         run_id=run_id, kind="train", name=config.run_name or "", benchmark=environment.source.benchmark,
-        orchestrator=f"hf:{config.output_dir}", config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
-        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(), started_at=utcnow(),
+        orchestrator=f"hf:{config.output_dir}",
+        config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
+        toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(),
+        started_at=utcnow(),
     ))
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
     metrics = MetricsCallback(store, run_id, console, config.max_steps if config.max_steps > 0 else 0)
     eval_ids: list[str] = []
-    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m, tokenizer, run_id, step)),
+    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m,
+                                                                          tokenizer, run_id, step)),
                             config.lab_eval_steps)
     trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
-                                   processing_class=tokenizer, train_dataset=Dataset.from_list([e.row() for e in examples]),
+                                   processing_class=tokenizer,
+                                   train_dataset=Dataset.from_list([e.row() for e in examples]),
                                    callbacks=[metrics, evaluate])
     metrics.trainer = trainer
     quiet_trainer(trainer)
@@ -104,8 +110,8 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise
     finally:
         store.finish_run(run_id, status)
-    return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source), steps=trainer.state.global_step, eval_run_ids=eval_ids,
-                        trainer=trainer)
+    return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source),
+                        steps=trainer.state.global_step, eval_run_ids=eval_ids, trainer=trainer)
 
 
 def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, model: Any, tokenizer: Any,
@@ -119,7 +125,8 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
     name = f"hf:{run_id}@step{step}"
     eval_config = EvalConfig.build(
         benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
-        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(), seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
+        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(),
+        seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
     )
     was_training = model.training
     model.eval()
@@ -136,6 +143,7 @@ def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, m
 
 
 def _last_checkpoint(folder: Path) -> Path | None:
-    checkpoints = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
+    checkpoints = sorted(folder.glob("checkpoint-*"),
+                         key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
     return checkpoints[-1] if checkpoints else None
 

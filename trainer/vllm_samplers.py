@@ -82,7 +82,8 @@ class VLLMColocateSampler:
 
         params = [SamplingParams(n=1, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_new_tokens, logprobs=0,
                                  stop_token_ids=sorted(r.stop_ids), seed=_seed(r)) for r in requests]
-        outputs = self.llm.generate([{"prompt_token_ids": r.context} for r in requests], sampling_params=params, use_tqdm=False)
+        outputs = self.llm.generate([{"prompt_token_ids": r.context} for r in requests],
+                                    sampling_params=params, use_tqdm=False)
         results = []
         for output in outputs:
             sample = output.outputs[0]

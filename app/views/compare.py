@@ -37,7 +37,8 @@ def render() -> None:
         task = wins.iloc[event.selection.rows[0]].task_id
         for column, run_id in zip(st.columns(2), run_ids[:2]):
             column.page_link(page("rollouts"), label=f"{task} in {run_id}", query_params={"run": run_id, "task": task})
-    shares = data.tool_tables(path, stamp, key)[0].pivot_table(index="tool_label", columns="run_id", values="share", fill_value=0.0)
+    shares = data.tool_tables(path, stamp, key)[0].pivot_table(index="tool_label", columns="run_id",
+                                                               values="share", fill_value=0.0)
     if set(run_ids[:2]) <= set(shares.columns):
         shares["difference"] = shares[run_ids[0]] - shares[run_ids[1]]
     st.subheader("Tool-share differences")
@@ -51,7 +52,8 @@ def task_outcomes(trajs: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
     means = rows.groupby(["run_id", "task_id"]).agg(accuracy=("outcome", "mean"), cost_usd=("cost_usd", "mean"),
                                                      latency_s=("latency_s", "mean"))
     a, b = means.loc[run_a], means.loc[run_b]
-    out = pd.DataFrame({"task_id": a.index, "accuracy_a": a.accuracy.values, "accuracy_b": b.accuracy.reindex(a.index).values,
+    out = pd.DataFrame({"task_id": a.index, "accuracy_a": a.accuracy.values,
+                        "accuracy_b": b.accuracy.reindex(a.index).values,
                         "cost_delta_usd": (a.cost_usd - b.cost_usd.reindex(a.index)).values,
                         "latency_delta_s": (a.latency_s - b.latency_s.reindex(a.index)).values})
     out["result"] = ["win" if x > y else "loss" if x < y else "tie" for x, y in zip(out.accuracy_a, out.accuracy_b)]

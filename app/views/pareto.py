@@ -28,7 +28,8 @@ def render() -> None:
     if axis == "latency":  # the same frontier arithmetic on seconds per task instead of cents
         costs = costs.assign(cost_cents_per_task=costs.latency_s_per_task)
     pareto = pareto_points(accuracy, costs)
-    points = pareto.merge(runs[["run_id", "name", "orchestrator", "max_turns", "preference", "train_step"]], on="run_id")
+    points = pareto.merge(runs[["run_id", "name", "orchestrator", "max_turns",
+                                "preference", "train_step"]], on="run_id")
     names = {r.run_id: " · ".join([r.name if isinstance(r.name, str) and r.name else r.orchestrator,
                                    *([f"{int(r.max_turns)} turns"] if pd.notna(r.max_turns) else []),
                                    *([f"step {int(r.train_step)}"] if pd.notna(r.train_step) else [])])

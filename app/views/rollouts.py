@@ -128,7 +128,8 @@ def _search(path, stamp, run_id: str) -> None:
 def _group(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     """The G rollouts of one task at one training step, with reward, advantage and filter reason."""
     if trajs.reward.isna().all():
-        st.info("No rewards logged in this run: GRPO groups are shown for training runs (or after `orchestra rescore`).")
+        st.info("No rewards logged in this run: GRPO groups are shown for training runs (or "
+                "after `orchestra rescore`).")
         return
     groups = trajs.assign(group=trajs.group_id.fillna(trajs.task_id) + " @ step " + trajs.train_step.astype(str))
     names = list(dict.fromkeys(groups.group))

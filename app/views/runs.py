@@ -40,14 +40,16 @@ def _table() -> None:
         shown.run_id).to_numpy())
     if runs.status.eq("running").any():
         st.caption("A run is being written; this table refreshes every 3 s.")
-    event = st.dataframe(shown[COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row", key="runs-table",
-                         column_config={"accuracy": st.column_config.NumberColumn(format="%.3f"),
+    event = st.dataframe(shown[COLUMNS], hide_index=True, on_select="rerun", selection_mode="single-row",
+                         key="runs-table", column_config={"accuracy": st.column_config.NumberColumn(format="%.3f"),
                                         "accuracy_exact": st.column_config.NumberColumn("acc. exact", format="%.3f"),
                                         "accuracy_judge": st.column_config.NumberColumn(
-                                            "acc. judge", format="%.3f", help="With --judge: exact match first, then the judge model"),
+                                            "acc. judge", format="%.3f",
+                                            help="With --judge: exact match first, then the judge model"),
                                         "cost_usd": st.column_config.NumberColumn("cost ($)", format="%.4f"),
                                         "judge_cost_usd": st.column_config.NumberColumn(
-                                            "judge ($)", format="%.4f", help="The judge model's calls; never part of cost"),
+                                            "judge ($)", format="%.4f",
+                                            help="The judge model's calls; never part of cost"),
                                         "latency_s": st.column_config.NumberColumn("latency (s)", format="%.2f"),
                                         "simulated": st.column_config.CheckboxColumn(help=SIMULATED_NOTE)})
     rows = event.selection.rows if event is not None else []

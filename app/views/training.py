@@ -9,8 +9,8 @@ from app import data
 from app.widgets import pick_run, run_page, store_or_stop
 from lab.report.figures import heldout_figure, train_metrics_figure
 
-GROUPS = {"reward and outcome": ("reward/", "outcome/"), "loss and KL": ("loss", "kl", "entropy"), "filtered": ("filtered/",),
-          "tool shares": ("tools/share/",), "cost and latency": ("cost", "latency")}
+GROUPS = {"reward and outcome": ("reward/", "outcome/"), "loss and KL": ("loss", "kl", "entropy"),
+          "filtered": ("filtered/",), "tool shares": ("tools/share/",), "cost and latency": ("cost", "latency")}
 
 
 def render() -> None:

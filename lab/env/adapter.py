@@ -41,7 +41,8 @@ class EnvTool:
         if self.check_arguments and (problem := validate_arguments(self.spec, arguments)):
             return Observation.failure(problem)
         if context is None:
-            return Observation.failure(f"tool '{self.spec.name}' needs a rollout context to hold the {self.holder} state")
+            return Observation.failure(f"tool '{self.spec.name}' needs a rollout context to "
+                                       f"hold the {self.holder} state")
         session = session_in(context, self.key, self.start)
         if self.in_thread:
             text, failed = await asyncio.to_thread(self.env.call, session.db, self.spec.name, arguments)

@@ -100,7 +100,8 @@ conversation alone whether it was met. Reply with JSON only, in this form:
 {"results": [{"expectedOutcome": "<the outcome>", "reasoning": "<one sentence>", "metExpectation": true}]}"""
 
 
-async def judge_nl(tool: Any, assertions: list[str], conversation: list[dict[str, Any]]) -> tuple[bool | None, str | None]:
+async def judge_nl(tool: Any, assertions: list[str],
+                   conversation: list[dict[str, Any]]) -> tuple[bool | None, str | None]:
     """(verdict, problem) of an LLM judge on the task's NL assertions over the whole conversation,
     rendered as tau2 renders it (`role: content` lines). Unlike tau2, a reply that is not the asked
     JSON, or that judges fewer outcomes than asked (tau2 scores an empty list 1.0), is not judged:

@@ -48,7 +48,8 @@ def make_policy(
                 raise LabInputError("scripted:best-route needs the run's tools, grader and train tasks")
             return BestRoutePolicy(tools, grader, task_tools=task_tools, **best_route)
         if name not in SCRIPTS:
-            raise LabInputError(f"--orchestrator '{spec}': unknown script (known: {', '.join([*SCRIPTS, 'best-route', 'oracle'])})")
+            raise LabInputError(f"--orchestrator '{spec}': unknown script (known: "
+                                f"{', '.join([*SCRIPTS, 'best-route', 'oracle'])})")
         return ScriptedPolicy(name, SCRIPTS[name])
     if kind == "openai":
         from lab.policies.openai_policy import OpenAIPolicy

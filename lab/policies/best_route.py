@@ -47,7 +47,8 @@ def candidate_routes(specs: list[ToolSpec]) -> list[Route]:
     slots = {s.name: list(s.slots) for s in specs if s.slots}
     if "answer" not in slots:
         return []
-    return list(itertools.product([None, *slots.get("search", [])], [None, *slots.get("enhance_reasoning", [])], slots["answer"]))
+    return list(itertools.product([None, *slots.get("search", [])],
+                                  [None, *slots.get("enhance_reasoning", [])], slots["answer"]))
 
 
 def play(route: Route) -> Any:
@@ -85,8 +86,8 @@ class RouteTable:
         rows = [r for r in self.rows if r["family"] == family] or self.rows
         if not rows:
             return None
-        M = feature_matrix([r["tool_counts"] for r in rows], [r["outcome"] for r in rows], [r["cost_usd"] for r in rows],
-                           [r["latency_s"] for r in rows], self.features)
+        M = feature_matrix([r["tool_counts"] for r in rows], [r["outcome"] for r in rows],
+                           [r["cost_usd"] for r in rows], [r["latency_s"] for r in rows], self.features)
         P = np.array([preference.get(name, 0.0) for name in [*self.features, "outcome", "compute", "latency"]])
         if not P.any():
             P[len(self.features)] = 1.0  # no stated preference: accuracy
@@ -105,7 +106,8 @@ class BestRoutePolicy:
     name = "scripted:best-route"
 
     def __init__(self, tools: dict[str, Tool], grader: Any, train_tasks: list[Task], features: list[str],
-                 config: RolloutConfig | None = None, task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
+                 config: RolloutConfig | None = None,
+                 task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
         self.tools, self.grader, self.features = tools, grader, features
         self.config = config or RolloutConfig(max_turns=12)
         self.task_tools = task_tools

@@ -62,7 +62,8 @@ class PrefixCache:
     """One session's keys and values for the tokens it has fed the model (see the module docstring)."""
 
     tokens: list[int] = field(default_factory=list)
-    layers: list[tuple[Any, Any]] = field(default_factory=list)  # per layer (keys, values): (1, heads, len(tokens), dim)
+    # per layer (keys, values): (1, heads, len(tokens), dim)
+    layers: list[tuple[Any, Any]] = field(default_factory=list)
 
     def reusable(self, context: list[int]) -> int:
         """How many leading tokens of `context` this cache can stand for: the longest prefix it shares with
@@ -210,15 +211,16 @@ class BatchedSampler:
                         row.ids.append(token)
                         row.logprobs.append(logprob)
                         row.done = token in row.request.stop_ids or len(row.ids) == row.budget
-                        if row.done:  # its next turn can only join the next batch, which starts after the caches are kept
+                        # its next turn can only join the next batch, which starts after the caches are kept
+                        if row.done:
                             loop.call_soon_threadsafe(_settle, row.future, (row.ids, row.logprobs))
                 if all(row.done for row in rows):
                     self._keep_caches(rows, mask, cache)
                     return
                 mask = torch.cat([mask, mask.new_ones(len(rows), 1)], dim=1)  # (B, T + n)
                 positions = positions[:, -1:] + 1  # (B, 1)
-                out = model(input_ids=step, attention_mask=attention_masks(model, step, mask, cache), position_ids=positions, use_cache=True,
-                            **{self._cache_name: cache})
+                out = model(input_ids=step, attention_mask=attention_masks(model, step, mask, cache),
+                            position_ids=positions, use_cache=True, **{self._cache_name: cache})
                 cache = getattr(out, self._cache_name)
                 logits = out.logits[:, -1].float()  # (B, vocab) raw: no temperature, no top-p
 
@@ -232,7 +234,8 @@ class BatchedSampler:
 
         def feed(rows: Any) -> tuple[Any, Any]:
             kv = cache if cache is not None else full_cache()
-            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model, step[rows], mask[rows], kv),
+            out = self.loaded.model(input_ids=step[rows], attention_mask=attention_masks(self.loaded.model,
+                                                                                         step[rows], mask[rows], kv),
                                     position_ids=positions[rows], use_cache=True, **{self._cache_name: kv},
                                     **({"logits_to_keep": 1} if self._keep_last else {}))
             return out.logits[:, -1].float(), getattr(out, self._cache_name)
@@ -328,7 +331,8 @@ def attention_masks(model: Any, step: Any, mask: Any, cache: Any) -> Any:
 
     embeds = model.get_input_embeddings()(step)
     common = {"config": model.config, "inputs_embeds": embeds, "attention_mask": mask, "cache": cache}
-    masks = {"sliding_attention": create_causal_mask(**common, and_mask_function=within_window, allow_is_causal_skip=False)}
+    masks = {"sliding_attention": create_causal_mask(**common, and_mask_function=within_window,
+                                                     allow_is_causal_skip=False)}
     if "full_attention" in kinds:
         masks["full_attention"] = create_causal_mask(**common)
     return masks

@@ -176,7 +176,8 @@ def end_of_turn(tokenizer: Any) -> tuple[int, str]:
     eos = tokenizer.eos_token
     if eos and tail.lstrip().startswith(eos):
         return tokenizer.eos_token_id, eos
-    raise ChatTemplateError(f"hf: cannot tell which token ends an assistant turn: the template renders {tail!r} after it")
+    raise ChatTemplateError("hf: cannot tell which token ends an assistant turn: the template "
+                            f"renders {tail!r} after it")
 
 
 def _decode(tokenizer: Any, ids: list[int]) -> str:
@@ -237,7 +238,8 @@ class _HFSession:
         eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos = eos if isinstance(eos, list) else [eos]
         self.stop_ids = {self.eot_id, self.tokenizer.eos_token_id, *eos} - {None}
-        self.sampler = policy._sampler or sampler_for(loaded)  # shared by every session of the model: ready turns decode together
+        # shared by every session of the model: ready turns decode together
+        self.sampler = policy._sampler or sampler_for(loaded)
         self._text = ""  # what prompt_ids + completion_ids decode to
         self._before: list[str] = []  # per turn: template text from the previous <eot> to the generation prompt
         self._said: list[str] = []  # per turn: generation prompt + the sampled text, as the model saw it
@@ -289,7 +291,8 @@ class _HFSession:
         ids = self.tokenizer(render_round(self.tokenizer, messages, tools), add_special_tokens=False).input_ids
         sampled, logprobs = await self.sampler.sample(self._request(ids, self._rounds))
         body = sampled[:-1] if sampled and sampled[-1] in self.stop_ids else sampled
-        tokens = TokenTrajectory(prompt_ids=ids, completion_ids=list(sampled), mask=[1] * len(sampled), logprobs=list(logprobs))
+        tokens = TokenTrajectory(prompt_ids=ids, completion_ids=list(sampled), mask=[1] * len(sampled),
+                                 logprobs=list(logprobs))
         if sampled[-1:] != [self.eot_id]:  # cut by max_new_tokens: closed with <eot>, which the model did not sample
             tokens.completion_ids.append(self.eot_id)
             tokens.mask.append(0)
@@ -370,4 +373,5 @@ class _HFSession:
         self.tokens.logprobs += logprobs
 
     def _error(self, turn: int, problem: str) -> ChatTemplateError:
-        return ChatTemplateError(f"hf: {self.policy.path}: turn {turn}: {problem}; refusing to build a corrupt token buffer")
+        return ChatTemplateError(f"hf: {self.policy.path}: turn {turn}: {problem}; refusing to "
+                                 "build a corrupt token buffer")

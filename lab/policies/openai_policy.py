@@ -226,7 +226,8 @@ def server_tokens(body: dict[str, Any]) -> TokenTrajectory | None:
         return None
     scored = [entry.get("logprob", float("nan")) for entry in (choice.get("logprobs") or {}).get("content") or []]
     # vLLM scores every sampled id, the end-of-turn token included; any unscored tail is NaN, not invented.
-    logprobs = [float(v) for v in scored[:len(completion_ids)]] + [float("nan")] * max(0, len(completion_ids) - len(scored))
+    logprobs = ([float(v) for v in scored[:len(completion_ids)]]
+                + [float("nan")] * max(0, len(completion_ids) - len(scored)))
     return TokenTrajectory(prompt_ids=list(prompt_ids), completion_ids=list(completion_ids),
                            mask=[1] * len(completion_ids), logprobs=logprobs)
 

@@ -89,7 +89,8 @@ class OraclePolicy:
     name = "scripted:oracle"
     privileged = True  # the engine hands it the whole task; it uses only what the grader says
 
-    def __init__(self, tools: dict[str, Tool], grader: Grader, task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
+    def __init__(self, tools: dict[str, Tool], grader: Grader,
+                 task_tools: Callable[[Task], dict[str, Tool]] | None = None) -> None:
         self.tools = tools
         self.grader = grader
         self.task_tools = task_tools
@@ -129,7 +130,8 @@ class _OracleSession:
         tools.update(self.policy.task_tools(self.task) if self.policy.task_tools else {})
         for index in range(len(candidate_plans(self.view, self.specs, self.task))):
             request = RolloutRequest(run_id="oracle-dry-run", task=self.task, seed=self.seed)
-            result = await run_rollout(_PlanPolicy(index, self.task), tools, request, self.policy.grader, RolloutConfig(max_turns=30))
+            result = await run_rollout(_PlanPolicy(index, self.task), tools, request, self.policy.grader,
+                                       RolloutConfig(max_turns=30))
             scored.append((-result.trajectory.outcome, result.trajectory.cost_usd, index))
         return min(scored)[2] if scored else 0
 

@@ -40,7 +40,8 @@ class RoomyLayer(DynamicLayer):
         length, end = self.keys.shape[-2], self.keys.shape[-2] + key_states.shape[-2]
         if end > self._key_buffer.shape[-2]:
             self._room = max(2 * self._room, end - length)
-            self._key_buffer, self._value_buffer = _buffer_holding(self.keys, self._room), _buffer_holding(self.values, self._room)
+            self._key_buffer, self._value_buffer = (_buffer_holding(self.keys, self._room),
+                                                    _buffer_holding(self.values, self._room))
         self._key_buffer[..., length:end, :] = key_states
         self._value_buffer[..., length:end, :] = value_states
         self.keys, self.values = self._key_buffer[..., :end, :], self._value_buffer[..., :end, :]

@@ -171,7 +171,8 @@ def extract_query(observation: str) -> str | None:
 
 
 def confident(observation: str) -> bool:
-    return extract_answer(observation) is not None and CONFIDENCE_LOW not in observation and "Error:" not in observation[:40]
+    return (extract_answer(observation) is not None and CONFIDENCE_LOW not in observation
+            and "Error:" not in observation[:40])
 
 
 def _facts(evidence: list[str]) -> str:
@@ -367,7 +368,8 @@ def biased(name: str) -> Callable[..., Script]:
     def script(view: TaskView, kit: Kit, rng: random.Random) -> Script:
         models = [m for m in kit.models() if m in shares]
         if not models:
-            raise LabInputError(f"scripted:{name}: the toolkit has none of the models it delegates to ({', '.join(shares)})")
+            raise LabInputError(f"scripted:{name}: the toolkit has none of the models it "
+                                f"delegates to ({', '.join(shares)})")
         chosen = rng.choices(models, weights=[shares[m] for m in models])[0]
         return solve(view, kit, [chosen], escalate=False)
 

@@ -170,7 +170,8 @@ def run_info_frame(records: Sequence[RunRecord]) -> pd.DataFrame:
         identity = {k: v for k, v in config.items() if k not in _NOT_IDENTITY}
         key = json.dumps([record.orchestrator, record.benchmark, identity, variant], sort_keys=True)
         if max_turns is not None and key not in labels:
-            label = f"{record.orchestrator} on {record.benchmark}" + (f" P={variant['preference']}" if variant.get("preference") else "")
+            label = (f"{record.orchestrator} on {record.benchmark}"
+                     + (f" P={variant['preference']}" if variant.get("preference") else ""))
             taken = sum(1 for v in labels.values() if v.split(" #")[0] == label)
             labels[key] = label if not taken else f"{label} #{taken + 1}"
         rows.append([record.run_id, record.name, record.orchestrator, record.benchmark, record.pricing, record.status,

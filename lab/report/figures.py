@@ -2,8 +2,9 @@
 
 Each builder takes the DataFrames of `lab.report.metrics` and returns a `plotly.graph_objects.Figure`;
 none prints, writes or calls streamlit, and none knows the `Report` that holds the frames
-(`lab.report.api.Report.figures` picks the builders for a report: data flows api -> figures only). A run keeps one colour in every figure (`run_colors`), axes
-carry units, and simulated tools are labelled " (simulated)" in legends.
+(`lab.report.api.Report.figures` picks the builders for a report: data flows api -> figures only).
+A run keeps one colour in every figure (`run_colors`), axes carry units, and simulated tools are
+labelled " (simulated)" in legends.
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ def heldout_figure(linked: pd.DataFrame) -> go.Figure:
     """Held-out accuracy (left) and cost per trajectory (right) of the evaluations linked to a training
     run, against the step they evaluated; `linked` has train_step, accuracy, cost_usd, trajectories."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out accuracy", "held-out cost per trajectory"))
-    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy, mode="lines+markers", name="accuracy"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy,
+                             mode="lines+markers", name="accuracy"), row=1, col=1)
     fig.add_trace(go.Scatter(x=linked.train_step, y=linked.cost_usd / linked.trajectories.clip(lower=1),
                              mode="lines+markers", name="cost (USD)"), row=1, col=2)
     fig.update_xaxes(title_text="optimizer step")
@@ -168,7 +170,8 @@ def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab repo
     """One standalone HTML page: plotly.js is inlined once (with the first figure), so it opens offline."""
     parts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures.values())]
     body = "\n".join(f'<section id="{name}">{part}</section>' for name, part in zip(figures, parts))
-    return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n'
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n'
+            f'<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n')
 
 
 def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str) -> go.Figure:
@@ -178,7 +181,8 @@ def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, 
     fig = go.Figure()
     for label, group in tool_calls.groupby("tool_label", sort=False):
         values = group.set_index("run_id")[column].reindex(run_ids).fillna(0.0)
-        fig.add_trace(go.Bar(x=run_ids, y=values, name=label, hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
+        fig.add_trace(go.Bar(x=run_ids, y=values, name=label,
+                             hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
     return fig
 
 

@@ -49,9 +49,9 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
                           "accuracy column follows it); the judge's cost is apart from the rollouts' cost")
     for row in table.itertuples():
         if row.unjudged:
-            console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have criteria nobody "
-                          "judged (null in criteria_json, e.g. NL assertions without --judge); their outcome counts the "
-                          "judged criteria only[/]")
+            console.print(f"[yellow]{row.run_id}: {int(row.unjudged)} of {int(row.trajectories)} rollouts have "
+                          "criteria nobody judged (null in criteria_json, e.g. NL assertions without --judge); their "
+                          "outcome counts the judged criteria only[/]")
     for summary in summaries:
         if summary.unavailable:
             console.print(f"[red]{summary.run_id}: {summary.unavailable} rollouts not run (endpoint unavailable); "
@@ -69,7 +69,8 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
             console.print(f"[yellow]{summary.run_id}: {summary.cut} rollouts cut by --budget-usd (stored as 'cut', not "
                           "as wrong answers); re-run with a larger --budget-usd to finish them[/]")
         elif summary.stopped_by_budget:
-            console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger --budget-usd to finish[/]")
+            console.print(f"[yellow]{summary.run_id}: stopped before the budget cap; re-run with a larger "
+                          "--budget-usd to finish[/]")
 
 
 # ---------------------------------------------------------------- `orchestra report`
@@ -82,8 +83,8 @@ def print_report(report: Any, console: Console) -> None:
     acc, costs = report.accuracy.set_index("run_id"), report.costs.set_index("run_id")
     pref = report.preference.set_index("run_id")
     out = _table("runs: accuracy (95% bootstrap CI over tasks), cost and latency",
-                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "acc. exact", "acc. judge", "cost ¢/task",
-                 "judge ¢/task", "latency s/task", "total $", "pref. score")
+                 "run", "orchestrator", "tasks", "errors", "accuracy", "95% CI", "acc. exact", "acc. judge",
+                 "cost ¢/task", "judge ¢/task", "latency s/task", "total $", "pref. score")
     runs = report.runs.set_index("run_id")
     for run_id in report.run_ids:
         a, c = acc.loc[run_id], costs.loc[run_id]
@@ -98,17 +99,20 @@ def print_report(report: Any, console: Console) -> None:
     console.print(out)
     for run_id in report.run_ids:
         if isinstance(runs.judge.get(run_id), str):
-            console.print(f"{name[run_id]}: judged by {runs.judge[run_id]} (exact match first, then the judge; accuracy "
-                          "follows it); its cost is the judge ¢/task column, never part of cost ¢/task or total $")
-    console.print(f"preference score P = {report.settings.get('preference')} ({report.settings.get('preference_source')}),"
-                  f" on {int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
+            console.print(f"{name[run_id]}: judged by {runs.judge[run_id]} (exact match first, then the judge; "
+                          "accuracy follows it); its cost is the judge ¢/task column, never part "
+                          "of cost ¢/task or total $")
+    console.print(f"preference score P = {report.settings.get('preference')} "
+                  f"({report.settings.get('preference_source')}), on "
+                  f"{int(report.preference.n_tasks.max()) if len(report.preference) else 0} shared tasks")
     if len(report.paired):
         out = _table("paired comparisons on shared tasks (diff = acc A - acc B)",
                      "run A", "run B", "shared", "diff", "95% CI", "p (sign-flip)", "A only / B only", "p (McNemar)")
         for row in report.paired.itertuples():
             discordant = "-" if pd.isna(row.a_only) else f"{int(row.a_only)} / {int(row.b_only)}"
-            out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)), _num(row.diff, "{:+.3f}"),
-                        f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]", _num(row.p_value, "{:.4f}"),
+            out.add_row(name.get(row.run_a, row.run_a), name.get(row.run_b, row.run_b), str(int(row.n_shared)),
+                        _num(row.diff, "{:+.3f}"), f"[{_num(row.ci_low, '{:+.3f}')}, {_num(row.ci_high, '{:+.3f}')}]",
+                        _num(row.p_value, "{:.4f}"),
                         discordant, _num(row.mcnemar_p, "{:.4f}"))
         console.print(out)
     if len(report.tool_calls):
@@ -118,15 +122,19 @@ def print_report(report: Any, console: Console) -> None:
             cells = []
             for run_id in report.run_ids:
                 hit = (label, run_id) in calls.index
-                cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} ({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
+                cells.append(f"{calls.loc[(label, run_id), 'calls_per_task']:.2f} "
+                             f"({calls.loc[(label, run_id), 'share']:.0%})" if hit else "-")
             out.add_row(label, *cells)
         console.print(out)
-    out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family", "to own family", "PGR")
+    out = _table("delegation and routing", "run", "model calls", "strongest", "to strongest", "own family",
+                 "to own family", "PGR")
     router = report.router.set_index("run_id")
     for row in report.bias.itertuples():
         strongest = ", ".join(tool_label(t) for t in row.strongest.split(", ")) if row.strongest else "-"
-        out.add_row(name.get(row.run_id, row.run_id), str(row.model_calls), strongest, _num(row.strongest_share, "{:.1%}"),
-                    "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family, _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
+        out.add_row(name.get(row.run_id, row.run_id), str(row.model_calls), strongest,
+                    _num(row.strongest_share, "{:.1%}"),
+                    "-" if pd.isna(row.orchestrator_family) else row.orchestrator_family,
+                    _num(row.own_family_share, "{:.1%}"), _num(router.pgr.get(row.run_id), "{:.2f}"))
     console.print(out)
     if len(report.router):
         weak, strong = report.router.weak_run.iloc[0], report.router.strong_run.iloc[0]
@@ -134,20 +142,23 @@ def print_report(report: Any, console: Console) -> None:
     frontier = report.pareto[report.pareto.on_frontier].sort_values("cost_cents_per_task")
     auc = report.pareto_auc.iloc[0]
     console.print("Pareto frontier (cost ¢/task, accuracy): "
-                  + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})" for r in frontier.itertuples())
-                  + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-{_num(auc.cost_max_cents, '{:.3g}')}¢:"
-                  f" {_num(auc.auc, '{:.3f}')}")
+                  + ", ".join(f"{name.get(r.run_id, r.run_id)} ({r.cost_cents_per_task:.3f}, {r.accuracy:.3f})"
+                              for r in frontier.itertuples())
+                  + f"; area under it over log10 cost {_num(auc.cost_min_cents, '{:.3g}')}-"
+                  f"{_num(auc.cost_max_cents, '{:.3g}')}¢: {_num(auc.auc, '{:.3f}')}")
     if len(report.turn_budgets):
         out = _table("turn budgets", "curve", "max turns", "run", "accuracy", "cost ¢/task")
         for row in report.turn_budgets.itertuples():
-            out.add_row(row.curve, str(row.max_turns), name.get(row.run_id, row.run_id), _num(row.accuracy, "{:.3f}"), _num(row.cost_cents_per_task, "{:.3f}"))
+            out.add_row(row.curve, str(row.max_turns), name.get(row.run_id, row.run_id), _num(row.accuracy, "{:.3f}"),
+                        _num(row.cost_cents_per_task, "{:.3f}"))
         console.print(out)
     if len(report.reprice):
         out = _table(f"re-priced under '{report.settings.get('pricing')}'", "run", "logged ¢/task", "repriced ¢/task",
                      "logged $", "repriced $", "change")
         for row in report.reprice.itertuples():
-            out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"), _num(row.repriced_cents_per_task, "{:.3f}"),
-                        _num(row.logged_total_usd, "{:.4f}"), _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
+            out.add_row(name.get(row.run_id, row.run_id), _num(row.logged_cents_per_task, "{:.3f}"),
+                        _num(row.repriced_cents_per_task, "{:.3f}"), _num(row.logged_total_usd, "{:.4f}"),
+                        _num(row.repriced_total_usd, "{:.4f}"), _num(row.change_pct, "{:+.1f}%"))
         console.print(out)
     if any(label != run_id for run_id, label in name.items()):
         console.print("run ids: " + "; ".join(f"{label} = {run_id}" for run_id, label in name.items()))

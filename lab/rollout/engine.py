@@ -5,8 +5,8 @@ checkpoint's (a fresh prompt per round, the context built by the environment: `l
 A tau2 conversation may instead run the released evaluation's agent (`RolloutConfig.tau2_agent`,
 `lab.rollout.tau2_released`). All return the same records, counted, capped and executed by `lab.rollout.running`.
 
-Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task, then turns of
-reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
+Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task,
+then turns of reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
 one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
 rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
 
@@ -50,7 +50,8 @@ from lab.tools.base import AGENT_MESSAGES, CONVERSATION, Tool, ToolContext, esti
 #: (task, final answer or None, tool context) -> outcome in [0, 1]
 Grader = Callable[[Task, str | None, ToolContext], Awaitable[float]]
 
-FORMAT_REMINDER = "Your last message had no valid tool call or answer: {error}. Use <tool_call>{{...}}</tool_call> or <answer>...</answer>."
+FORMAT_REMINDER = ("Your last message had no valid tool call or answer: {error}. "
+                   "Use <tool_call>{{...}}</tool_call> or <answer>...</answer>.")
 
 
 @dataclass
@@ -110,7 +111,8 @@ async def run_rollout(
     config = config or RolloutConfig()
     task = request.task
     specs = [tool.spec for tool in tools.values()]
-    context = ToolContext(task_id=task.task_id, task=task, seed=request.seed, rng=random.Random(request.seed), findings=[])
+    context = ToolContext(task_id=task.task_id, task=task, seed=request.seed,
+                          rng=random.Random(request.seed), findings=[])
     user = request.user.session(task) if request.user is not None else None
     question = user.opening() if user is not None else task.question
     seen = task if getattr(policy, "privileged", False) else TaskView(
@@ -130,7 +132,8 @@ async def run_rollout(
     error: str | None = None
     unavailable: str | None = None
     rounds: list[RoundRecord] = []
-    key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx, train_step=request.train_step)
+    key = dict(run_id=request.run_id, task_id=task.task_id, sample_idx=request.sample_idx,
+               train_step=request.train_step)
     try:
         if config.protocol == "rounds":
             count = getattr(policy, "count_tokens", None) or estimate_tokens
@@ -160,7 +163,8 @@ async def run_rollout(
         group_id=request.group_id, preference_json=json.dumps(request.preference), outcome=float(outcome),
         final_answer=state.answer, n_turns=state.turns, cost_usd=state.cost_usd, latency_s=state.latency_s,
         input_tokens=state.input_tokens, output_tokens=state.output_tokens, format_ok=state.format_ok,
-        valid_output=state.answer is not None, error=unavailable or error or state.stop_reason, benchmark=request.benchmark,
+        valid_output=state.answer is not None, error=unavailable or error or state.stop_reason,
+        benchmark=request.benchmark,
         tool_counts_json=json.dumps(dict(state.tool_counts), sort_keys=True), status=status,
         criteria_json=json.dumps(context.criteria, sort_keys=True) if context.criteria is not None else None,
         exact_correct=None if status == "cut" else bool(verdicts["exact"]), judge_correct=verdicts.get("judge"),
@@ -172,7 +176,8 @@ async def run_rollout(
 
 
 async def _converse(session: Any, tools: dict[str, Tool], request: RolloutRequest, config: RolloutConfig,
-                    context: ToolContext, messages: list[dict[str, Any]], user: Any, state: RolloutState, started: float) -> None:
+                    context: ToolContext, messages: list[dict[str, Any]], user: Any,
+                    state: RolloutState, started: float) -> None:
     """The conversation protocol: the orchestrator reads the whole conversation, its own turns included."""
     for turn in range(config.max_turns):
         state.turns = turn + 1
@@ -184,7 +189,8 @@ async def _converse(session: Any, tools: dict[str, Tool], request: RolloutReques
         messages.append(_assistant_message(output.text, output.native_calls))
         turn_latency = await _apply_turn(parsed, turn, tools, context, config, request, state, messages)
         state.latency_s += output.latency_s + turn_latency
-        if state.answer is not None and (user is None or await _user_ends(user, turn, request, state, messages, context)):
+        if state.answer is not None and (user is None or await _user_ends(user, turn, request,
+                                                                          state, messages, context)):
             return
         state.stop_reason, state.cut = cap_reached(config, state, time.monotonic() - started)
         if state.stop_reason:
@@ -241,7 +247,8 @@ async def _apply_turn(
         return 0.0
     if parsed.format_error:
         state.format_ok = False
-        state.steps.append(StepRecord(**key, kind="format_error", reasoning=parsed.reasoning, error=parsed.format_error))
+        state.steps.append(StepRecord(**key, kind="format_error", reasoning=parsed.reasoning,
+                                      error=parsed.format_error))
         messages.append({"role": "user", "content": FORMAT_REMINDER.format(error=parsed.format_error)})
         return 0.0
     calls = parsed.calls
@@ -249,7 +256,8 @@ async def _apply_turn(
     observations = [obs for obs, _ in results]
     for i, (call, (obs, malformed)) in enumerate(zip(calls, results)):
         record_call(state, context, key, call, obs, malformed, i, parsed.reasoning if i == 0 else "")
-        message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text, config.observation_chars)}
+        message = {"role": "tool", "name": call.name or "", "content": tool_response_text(call.name or "?", obs.text,
+                                                                                          config.observation_chars)}
         if call.id:
             message["tool_call_id"] = call.id
         messages.append(message)

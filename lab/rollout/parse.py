@@ -98,7 +98,8 @@ def _text_calls(body: str) -> list[ToolCall]:
         except json.JSONDecodeError as exc:
             raw = body[start: close if close != -1 else len(body)].strip()
             error = f"tool call is not valid JSON ({exc.msg} at column {exc.pos - start + 1})"
-            calls.append(ToolCall(raw=raw, error=error if close != -1 else "unterminated <tool_call> (missing </tool_call>)"))
+            calls.append(ToolCall(raw=raw,
+                                  error=error if close != -1 else "unterminated <tool_call> (missing </tool_call>)"))
             pos = body.find(OPEN, close + len(CLOSE)) if close != -1 else -1
             continue
         after = end
@@ -113,7 +114,8 @@ def _text_calls(body: str) -> list[ToolCall]:
             pos = -1
         else:
             close = body.find(CLOSE, after)
-            calls.append(ToolCall(raw=body[start:close].strip(), error="unexpected text after the tool call's JSON object"))
+            calls.append(ToolCall(raw=body[start:close].strip(),
+                                  error="unexpected text after the tool call's JSON object"))
             pos = body.find(OPEN, close + len(CLOSE))
     return calls
 
@@ -128,7 +130,8 @@ def _parse_native(call: dict[str, Any]) -> ToolCall:
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            return ToolCall(name=function.get("name"), id=call.get("id"), raw=raw, error=f"arguments are not valid JSON ({exc.msg})")
+            return ToolCall(name=function.get("name"), id=call.get("id"), raw=raw,
+                            error=f"arguments are not valid JSON ({exc.msg})")
     parsed = _from_mapping({"name": function.get("name"), "arguments": arguments}, raw)
     parsed.id = call.get("id") if isinstance(call, dict) else None
     return parsed

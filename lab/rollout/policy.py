@@ -48,7 +48,8 @@ class PolicyOutput(BaseModel):
     """One orchestrator turn."""
 
     text: str = Field(description="The raw completion (reasoning, tool calls or answer).")
-    native_calls: list[dict[str, Any]] | None = Field(None, description="OpenAI-style tool_calls, if the server parsed them.")
+    native_calls: list[dict[str, Any]] | None = Field(None,
+                                                      description="OpenAI-style tool_calls, if the server parsed them.")
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0

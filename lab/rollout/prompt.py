@@ -42,9 +42,11 @@ def tool_description(spec: ToolSpec) -> str:
     """The description the orchestrator sees, with price and latency appended (per slot for slot tools)."""
     parts = [spec.description.strip()]
     if spec.slots:
-        parts.append("Slots: " + "; ".join(f"{name} = {slot.model}, {_price(slot)}" for name, slot in spec.slots.items()) + ".")
+        parts.append("Slots: " + "; ".join(f"{name} = {slot.model}, {_price(slot)}"
+                                           for name, slot in spec.slots.items()) + ".")
     if spec.input_per_mtok or spec.output_per_mtok:
-        parts.append(f"Price: ${spec.input_per_mtok:g} per 1M input tokens, ${spec.output_per_mtok:g} per 1M output tokens.")
+        parts.append(f"Price: ${spec.input_per_mtok:g} per 1M input tokens, "
+                     f"${spec.output_per_mtok:g} per 1M output tokens.")
     if spec.per_call:
         parts.append(f"Price: ${spec.per_call:g} per call.")
     if spec.latency.base_s or spec.latency.per_output_token_s:
@@ -60,7 +62,8 @@ def _price(spec: ToolSpec) -> str:
 def catalog_entries(specs: list[ToolSpec]) -> list[dict[str, Any]]:
     """OpenAI function-calling entries with priced descriptions; the catalog of `system_prompt`, one per line."""
     return [
-        {"type": "function", "function": {"name": s.name, "description": tool_description(s), "parameters": s.parameters}}
+        {"type": "function", "function": {"name": s.name, "description": tool_description(s),
+                                          "parameters": s.parameters}}
         for s in specs
     ]
 

@@ -9,11 +9,11 @@ orchestrator never reads its own earlier turns. Every round it gets a fresh prom
 where the *environment* builds the context from what the tools returned so far: the documents found
 (`Doc i: {first 1200 characters} ...` in HLE, `Doc i: {first 4000 characters}` in FRAMES; each
 search's documents join least relevant first, so the best survive the cut) and the programs run with
-their non-empty outputs, cut from the front with the orchestrator's own tokenizer to a token budget. The tool catalog travels natively
-(`tools=` through the chat template, or to the server); the first valid call of a round runs, a round
-without one is skipped (it still uses up a round and counts as a format error), and only `answer`
-ends the task: the orchestrator never answers in its own text. The slot's model receives the problem
-and this same context, never text the orchestrator wrote.
+their non-empty outputs, cut from the front with the orchestrator's own tokenizer to a token budget. The
+tool catalog travels natively (`tools=` through the chat template, or to the server); the first valid call of a round
+runs, a round without one is skipped (it still uses up a round and counts as a format error), and only `answer` ends the
+task: the orchestrator never answers in its own text. The slot's model receives the problem and this same context, never
+text the orchestrator wrote.
 
 What differs from the conversation protocol (`lab.rollout.engine`) is only the loop; both return the
 same records, so the store, the reward and the reports treat them alike. A preference instruction,
@@ -86,7 +86,8 @@ class RoundContext:
             parts.append(DOCUMENTS_HEADER + "\n" + "".join(
                 f"Doc {i}: {d[:document_chars]}{document_suffix}\n\n" for i, d in enumerate(self.documents, start=1)))
         if self.programs:
-            blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n" + (f"```output\n{out.rstrip()}\n```\n\n" if out.strip() else "")
+            blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n"
+                             + (f"```output\n{out.rstrip()}\n```\n\n" if out.strip() else "")
                              for code, out in self.programs)
             parts.append(f"{PROGRAMS_HEADER}\n{blocks}")
         return "\n".join(parts).strip()
@@ -132,8 +133,8 @@ def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> 
 # ---- the catalog ----------------------------------------------------------------------------------
 
 
-_ROLE_VERB = {"search": "The model used to search for missing information.", "enhance_reasoning": "The model used to reason.",
-              ANSWER: "The model used to answer."}
+_ROLE_VERB = {"search": "The model used to search for missing information.",
+              "enhance_reasoning": "The model used to reason.", ANSWER: "The model used to answer."}
 
 
 def round_catalog(specs: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -146,13 +147,15 @@ def round_catalog(specs: list[ToolSpec]) -> list[dict[str, Any]]:
             continue
         choices = list(spec.slots)
         lines = [f"{_ROLE_VERB.get(spec.name, 'The model to use.')} Choices: {choices}."]
-        lines += [f"{name}: {slot.description.strip()}" for name, slot in spec.slots.items() if slot.description.strip()]
+        lines += [f"{name}: {slot.description.strip()}"
+                  for name, slot in spec.slots.items() if slot.description.strip()]
         lines.append("Model | price per million input tokens | price per million output tokens | average latency")
         lines += [f"{name} | ${slot.input_per_mtok:g} | ${slot.output_per_mtok:g} | {slot.latency.expected(300):.0f}s"
                   for name, slot in spec.slots.items()]
         entries.append({"type": "function", "function": {
             "name": spec.name, "description": spec.description.strip(),
-            "parameters": {"type": "object", "properties": {"model": {"type": "string", "description": "\n".join(lines)}},
+            "parameters": {"type": "object",
+                           "properties": {"model": {"type": "string", "description": "\n".join(lines)}},
                            "required": ["model"]}}})
     return entries
 
@@ -166,7 +169,8 @@ def _read_catalog(path: str) -> tuple[str, ...]:
     except json.JSONDecodeError as exc:
         raise LabInputError(f"--catalog {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(raw, list) or not all(isinstance(e, dict) and isinstance(e.get("function"), dict) for e in raw):
-        raise LabInputError(f"--catalog {path}: expected a JSON list of {{\"type\": \"function\", \"function\": {{...}}}} entries")
+        raise LabInputError(f"--catalog {path}: expected a JSON list of {{\"type\": \"function\", "
+                            "\"function\": {...}} entries")
     return tuple(json.dumps(e) for e in raw)
 
 
@@ -182,11 +186,12 @@ def load_catalog(path: str, specs: list[ToolSpec]) -> list[dict[str, Any]]:
         if name not in by_name:
             continue
         slots = set(by_name[name].slots)
-        described = entry["function"].get("parameters", {}).get("properties", {}).get("model", {}).get("description", "")
+        described = (entry["function"].get("parameters", {}).get("properties", {})
+                     .get("model", {}).get("description", ""))
         unknown = sorted(s for s in _choices(described) if s not in slots)
         if unknown:
-            raise LabInputError(f"--catalog {path}: tool '{name}' offers slot '{unknown[0]}', which the toolkit does not have "
-                                f"(its slots: {', '.join(sorted(slots))})")
+            raise LabInputError(f"--catalog {path}: tool '{name}' offers slot '{unknown[0]}', which the toolkit does "
+                                f"not have (its slots: {', '.join(sorted(slots))})")
         offered.append(entry)
     return offered
 
@@ -197,7 +202,8 @@ def check_catalog(path: str, specs: list[ToolSpec]) -> None:
     for entry in (json.loads(e) for e in _read_catalog(path)):
         name = entry["function"].get("name")
         if name not in names:
-            raise LabInputError(f"--catalog {path}: function '{name}' is not a tool of the toolkit ({', '.join(sorted(names))})")
+            raise LabInputError(f"--catalog {path}: function '{name}' is not a tool of the toolkit "
+                                f"({', '.join(sorted(names))})")
     load_catalog(path, specs)
 
 
@@ -283,7 +289,8 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         else:
             observation, _ = await execute_call(call, 0, offered, context, config)
             state.latency_s += output.latency_s + observation.latency_s
-            record_call(state, context, {**key, "turn": turn}, call, observation, False, reasoning=parsed.reasoning, prompt=prompt)
+            record_call(state, context, {**key, "turn": turn}, call, observation, False,
+                        reasoning=parsed.reasoning, prompt=prompt)
             if observation.error is None:
                 gathered.add(observation)
             last_observation = [observation.text]

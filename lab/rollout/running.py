@@ -47,7 +47,8 @@ async def execute_call(
     if call.error:
         return Observation.failure(call.error), True
     if index >= config.max_calls_per_turn:
-        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one turn; this one was not run"), True
+        return Observation.failure(f"more than {config.max_calls_per_turn} tool calls in one "
+                                   "turn; this one was not run"), True
     if call.name not in tools:
         return Observation.failure(f"unknown tool '{call.name}' (available: {', '.join(tools)})"), True
     tool = tools[call.name]
@@ -75,8 +76,10 @@ def record_call(state: RolloutState, context: ToolContext, key: dict[str, Any], 
         state.tool_counts[obs.meta.get("counted_as") or call.name] += 1
     state.cost_usd += obs.cost_usd
     state.steps.append(StepRecord(
-        **key, call_idx=call_idx, kind="format_error" if malformed else "tool", reasoning=reasoning, tool_name=call.name,
-        model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str), observation=obs.text,
+        **key, call_idx=call_idx, kind="format_error" if malformed else "tool", reasoning=reasoning,
+        tool_name=call.name,
+        model=obs.model, arguments_json=json.dumps(call.arguments, ensure_ascii=False, default=str),
+        observation=obs.text,
         input_tokens=obs.input_tokens, output_tokens=obs.output_tokens, cost_usd=obs.cost_usd, latency_s=obs.latency_s,
         error=obs.error, started_at=utcnow(), simulated=obs.simulated, prompt=prompt,
     ))

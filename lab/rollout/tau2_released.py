@@ -169,13 +169,15 @@ async def play_released(session: Any, tools: dict[str, Tool], request: Any, conf
         state.output_tokens += output.output_tokens
         state.cost_usd += output.cost_usd
         state.latency_s += output.latency_s
-        agent, failed, index = await _delegate(read_turn(output.text, output.native_calls), tools, context, config, state, key)
+        agent, failed, index = await _delegate(read_turn(output.text, output.native_calls), tools,
+                                               context, config, state, key)
         clock.steps += 1
         state.stop_reason = clock.over()
         if state.stop_reason:
             return
         if agent.calls:
-            observations = await _environment(agent, failed, index, domain, context, config, state, key, messages, clock)
+            observations = await _environment(agent, failed, index, domain, context, config, state,
+                                              key, messages, clock)
         else:
             if await _tell_user(agent, user, context, state, key, messages, index, clock):
                 return
@@ -188,7 +190,8 @@ async def play_released(session: Any, tools: dict[str, Tool], request: Any, conf
 
 
 async def _delegate(agent: AgentTurn, tools: dict[str, Tool], context: ToolContext, config: RolloutConfig,
-                    state: RolloutState, key: dict[str, Any]) -> tuple[AgentTurn, tuple[ToolCall, Observation] | None, int]:
+                    state: RolloutState, key: dict[str, Any]) -> tuple[AgentTurn,
+                                                                       tuple[ToolCall, Observation] | None, int]:
     """Hand the turn to the expert its well-formed call_expert names. -> (the turn to play: the expert's, or
     the orchestrator's own; the failed call_expert with its error, which is then the turn's only result;
     the next call index of the turn)."""
@@ -203,7 +206,8 @@ async def _delegate(agent: AgentTurn, tools: dict[str, Tool], context: ToolConte
 
 
 async def _execute(calls: list[ToolCall], tools: dict[str, Tool], context: ToolContext, config: RolloutConfig,
-                   state: RolloutState, key: dict[str, Any], first: int, reasoning: str) -> list[tuple[ToolCall, Observation]]:
+                   state: RolloutState, key: dict[str, Any],
+                   first: int, reasoning: str) -> list[tuple[ToolCall, Observation]]:
     """Run calls concurrently, record each as a step (from call index `first`), add the slowest one's latency."""
     results = await asyncio.gather(*(execute_call(call, i, tools, context, config) for i, call in enumerate(calls)))
     for i, (call, (observation, malformed)) in enumerate(zip(calls, results)):
@@ -212,12 +216,14 @@ async def _execute(calls: list[ToolCall], tools: dict[str, Tool], context: ToolC
     return [(call, observation) for call, (observation, _) in zip(calls, results)]
 
 
-async def _environment(agent: AgentTurn, failed: tuple[ToolCall, Observation] | None, index: int, domain: dict[str, Tool],
+async def _environment(agent: AgentTurn, failed: tuple[ToolCall, Observation] | None, index: int,
+                       domain: dict[str, Tool],
                        context: ToolContext, config: RolloutConfig, state: RolloutState, key: dict[str, Any],
                        messages: list[dict[str, Any]], clock: _Clock) -> list[str]:
     """One environment step: the turn's calls run on the domain's tools (a failed call_expert has its result
     already), and the reply and the results join the conversation. -> the results' texts."""
-    done = [failed] if failed else await _execute(agent.calls, domain, context, config, state, key, index, agent.reasoning)
+    done = [failed] if failed else await _execute(agent.calls, domain, context, config, state, key,
+                                                  index, agent.reasoning)
     assistant: dict[str, Any] = {"role": "assistant", "content": agent.said}
     if agent.native:
         assistant["tool_calls"] = agent.native
@@ -247,7 +253,8 @@ async def _tell_user(agent: AgentTurn, user: Any, context: ToolContext, state: R
     state.steps.append(StepRecord(**key, call_idx=index, kind="answer", reasoning=agent.reasoning, observation=message))
     reply = await user.reply(message)
     clock.steps += 1
-    state.steps.append(StepRecord(**key, call_idx=index + 1, kind="user", observation=reply.text, simulated=reply.simulated))
+    state.steps.append(StepRecord(**key, call_idx=index + 1, kind="user", observation=reply.text,
+                                  simulated=reply.simulated))
     if reply.ended:
         state.answer = message
         return True

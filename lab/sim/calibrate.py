@@ -167,7 +167,8 @@ def _findings_before(steps_df: pd.DataFrame):
         if isinstance(args, dict) and "prompt" in args:
             continue
         key = tuple(getattr(row, k) for k in _TRAJ_KEY)
-        by_key.setdefault(key, []).append((int(row.turn), finding(row.observation, args if isinstance(args, dict) else {})))
+        by_key.setdefault(key, []).append((int(row.turn),
+                                           finding(row.observation, args if isinstance(args, dict) else {})))
 
     def findings(key: tuple, turn: int) -> list[str]:
         return [text for t, text in by_key.get(tuple(key), []) if t < turn]
@@ -214,14 +215,16 @@ def _fit_accuracy(
     mix = _norm(prior.difficulty_mix)
     accuracy: dict[str, AccuracyEntry] = {}
     for k in keys:
-        means = {e: sum(w * _sigmoid(coef[ab.index((k, e))] + offsets[d]) for d, w in mix.items()) for e in (False, True)}
+        means = {e: sum(w * _sigmoid(coef[ab.index((k, e))] + offsets[d]) for d, w in mix.items())
+                 for e in (False, True)}
         without = _clip(means[False])
         with_ = max(_clip(means[True]), without)  # evidence never hurts; noise may say otherwise
         n0 = int(samples[(samples.key == k) & ~samples.evidence.astype(bool)].shape[0])
         n1 = int(samples[(samples.key == k) & samples.evidence.astype(bool)].shape[0])
         accuracy[k] = AccuracyEntry(
             without_evidence=without, with_evidence=with_,
-            source=f"fitted: {n0} graded answers without evidence, {n1} with; Beta-smoothed ({strength:g} pseudo-counts)",
+            source=f"fitted: {n0} graded answers without evidence, {n1} with; Beta-smoothed "
+                   f"({strength:g} pseudo-counts)",
         )
     return accuracy, offsets
 
@@ -334,5 +337,6 @@ def _norm(mix: dict[str, float]) -> dict[str, float]:
 
 
 __all__ = [
-    "PRIOR_STRENGTH", "calibration_table", "fit_profile", "graded_answers", "model_calls", "profile_to_yaml", "task_info",
+    "PRIOR_STRENGTH", "calibration_table", "fit_profile", "graded_answers", "model_calls", "profile_to_yaml",
+    "task_info",
 ]

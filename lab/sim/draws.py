@@ -64,7 +64,8 @@ def task_identity(task: Task) -> tuple[str, str]:
 def latent_uniform(task: Task, model: str, role: str) -> float:
     """The model's fixed uniform for this task and role, correlated across models through the task."""
     ident = task_identity(task)
-    z = TASK_SHARE * _normal("task", *ident, role) + math.sqrt(1 - TASK_SHARE**2) * _normal("model", model, *ident, role)
+    z = TASK_SHARE * _normal("task", *ident, role) + math.sqrt(1 - TASK_SHARE**2) * _normal("model",
+                                                                                            model, *ident, role)
     return _NORMAL.cdf(z)
 
 

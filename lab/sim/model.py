@@ -158,7 +158,8 @@ class SimModel:
         p = self.profile.p_correct(task.domain, task.family, task.difficulty, evidence)
         return decide(task, self.profile.name, role, p, rng), p
 
-    def _answer(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _answer(self, task: WorldTask, prompt: str,
+                context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         evidence = task.evidence_present(prompt, context.findings)
         return self._stated(task, "answer", evidence, rng)
 
@@ -167,9 +168,11 @@ class SimModel:
         draw, p = self._decide(task, role, evidence, rng)
         value = task.answer if draw.correct else graded_wrong_answer(task, draw.rng)
         text = f"{self.label} {_confidence(draw)}\nANSWER: {format_answer(value, task.answer_type)}"
-        return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": evidence, "from_latent": draw.from_latent}
+        return text, {"sim_correct": draw.correct, "p_correct": p, "evidence_present": evidence,
+                      "from_latent": draw.from_latent}
 
-    def _judge(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _judge(self, task: WorldTask, prompt: str,
+               context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """One verdict tag on the answer in the prompt: the ground truth (the world's model-free grade of
         that answer; the world's answers are names, numbers and letters that grade reads exactly) with
         probability `judge_agreement_for(task.family)`, else its opposite. Whether this verdict errs is
@@ -182,9 +185,11 @@ class SimModel:
         agreement = self.profile.judge_agreement_for(task.family)
         agrees = random.Random(stable_seed(context.seed, task.task_id, self.profile.name, "judge")).random() < agreement
         verdict = truth if agrees else not truth
-        return f"{self.label} <correct>{verdict}</correct>", {"sim_correct": agrees, "truth": truth, "agreement": agreement}
+        return f"{self.label} <correct>{verdict}</correct>", {"sim_correct": agrees, "truth": truth,
+                                                              "agreement": agreement}
 
-    def _program(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _program(self, task: WorldTask, prompt: str,
+                 context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The reference program when the model 'knows how' (its with-evidence accuracy: the program is
         the evidence it can produce itself), else a verified one-token slip of it. The code interpreter
         then really runs either; both compute, and neither can be told apart by its look."""
@@ -195,7 +200,8 @@ class SimModel:
         meta = {"sim_correct": draw.correct, "p_correct": p, "wrote_program": True, "from_latent": draw.from_latent}
         return f"{self.label} Here is a program:\n```python\n{code.strip()}\n```", meta
 
-    def _query(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _query(self, task: WorldTask, prompt: str,
+               context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """The query for the first hop whose fact is not yet found (a vague one when the model slips);
         `none` when every hop is found or the task needs no retrieval."""
         hops = list(task.meta.get("hop_queries") or [])
@@ -209,13 +215,15 @@ class SimModel:
         query = hops[hop] if draw.correct else task.question
         return f"{self.label} QUERY: {query}", {"hop": hop, "sim_correct": draw.correct, "p_correct": p}
 
-    def _plan(self, task: WorldTask, prompt: str, context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    def _plan(self, task: WorldTask, prompt: str,
+              context: ToolContext, rng: random.Random) -> tuple[str, dict[str, Any]]:
         """A JSON action plan. A right plan needs the record ids the orchestrator looked up (outside a
         rollout: ids among what it observed): without them the model can only propose the lookups."""
         looked_up = context.findings if context.findings is not None else list(context.transcript)
         if task.evidence and not task.evidence_present(prompt, looked_up):
             plan = lookup_plan(task.answer, " ".join([task.question, *looked_up]))
-            text = f"{self.label} I need the record ids first; look these up.\nANSWER: {json.dumps(plan, sort_keys=True)}"
+            text = (f"{self.label} I need the record ids first; look these up.\n"
+                    f"ANSWER: {json.dumps(plan, sort_keys=True)}")
             return text, {"sim_correct": False, "evidence_present": False, "lookups_only": True}
         return self._stated(task, "plan", True, rng)
 

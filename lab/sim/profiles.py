@@ -128,7 +128,8 @@ class Profile(BaseModel):
     )
     judge_agreement: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_JUDGE_AGREEMENT),
-        description="As a judge: P(verdict = ground truth) by task family, with `default` (assumption unless measured).")
+        description="As a judge: P(verdict = ground truth) by task family, with `default` "
+                    "(assumption unless measured).")
 
     @model_validator(mode="after")
     def _check(self) -> Profile:
@@ -222,7 +223,8 @@ def solve_intercept(target: float, offsets: dict[str, float], mix: dict[str, flo
 
 
 @lru_cache(maxsize=4096)
-def _cached_intercept(target: float, offsets: tuple[tuple[str, float], ...], mix: tuple[tuple[str, float], ...]) -> float:
+def _cached_intercept(target: float, offsets: tuple[tuple[str, float], ...],
+                      mix: tuple[tuple[str, float], ...]) -> float:
     # Keyed by the numbers themselves, so copies of a profile with other numbers never share a result.
     return solve_intercept(target, dict(offsets), dict(mix))
 

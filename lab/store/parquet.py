@@ -9,8 +9,9 @@ stays locked by other work.
 
 Import replaces: if the target store already holds the run, every row of that run (trajectories,
 steps, tokens, scorings, scores, a training run's per-step metrics, the run row) is deleted and the
-folder's rows inserted, in one transaction. So importing twice is a no-op, and importing a newer export of a run overwrites the older
-copy instead of mixing the two. Tasks are shared between runs, so they are upserted, never deleted.
+folder's rows inserted, in one transaction. So importing twice is a no-op, and importing a newer export
+of a run overwrites the older copy instead of mixing the two. Tasks are shared between runs, so they are upserted, never
+deleted.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ _RUN_ROWS = {
     ),
     "trajectories": "SELECT * FROM trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
     "steps": "SELECT * FROM steps WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step, turn, call_idx",
-    "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
+    "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY "
+                          "task_id, sample_idx, train_step",
     "scorings": "SELECT * FROM scorings WHERE run_id = $run_id ORDER BY scoring_id",
     "scores": "SELECT * FROM scores WHERE run_id = $run_id ORDER BY scoring_id, task_id, sample_idx, train_step",
     "train_metrics": "SELECT * FROM train_metrics WHERE run_id = $run_id ORDER BY step",

@@ -154,7 +154,8 @@ def _escape_like(text: str) -> str:
 def _snippet(body: str, lowered: str, width: int = 80) -> str:
     at = body.lower().find(lowered)
     start = max(0, at - width)
-    return ("..." if start else "") + body[start:at + len(lowered) + width] + ("..." if at + len(lowered) + width < len(body) else "")
+    return (("..." if start else "") + body[start:at + len(lowered) + width]
+            + ("..." if at + len(lowered) + width < len(body) else ""))
 
 
 def tasks_df(store: Store, benchmark: str | None = None) -> pd.DataFrame:

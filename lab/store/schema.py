@@ -193,7 +193,8 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
-VERSION_TABLE_DDL = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)"
+VERSION_TABLE_DDL = ("CREATE TABLE IF NOT EXISTS schema_version "
+                     "(version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)")
 
 # Table name -> the record whose fields are its columns, in order.
 TABLES: dict[str, type[BaseModel]] = {

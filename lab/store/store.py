@@ -123,7 +123,8 @@ class Store:
 
     def _check_readable(self) -> None:
         if not self.path.is_file():
-            raise LabInputError(f"{self.path}: no store here yet (run `orchestra demo` or `orchestra eval --db {self.path}`)")
+            raise LabInputError(f"{self.path}: no store here yet (run `orchestra demo` or "
+                                f"`orchestra eval --db {self.path}`)")
         with self._connect(read_only=True) as con:
             version = file_version(con)
         check_not_newer(version, self.path)
@@ -290,7 +291,8 @@ class Store:
         budget are not finished, so a resume runs them again (and replaces them)."""
         with self._connect(read_only=True) as con:
             rows = con.execute(
-                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'", [run_id]
+                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'",
+                [run_id]
             ).fetchall()
         return {(task_id, int(sample_idx), int(train_step)) for task_id, sample_idx, train_step in rows}
 

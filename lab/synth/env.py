@@ -95,7 +95,8 @@ async def grade_synth(task: Task, answer: str | None, context: ToolContext) -> f
     said = context.state.get(AGENT_MESSAGES) or ([answer] if answer else [])
 
     def db_ok() -> bool:
-        return canonical_hash(replay_writes(domain, _start_db(str(task.meta["db_path"])), calls)) == _gold_hash(task, domain)
+        return canonical_hash(replay_writes(domain,
+                                            _start_db(str(task.meta["db_path"])), calls)) == _gold_hash(task, domain)
 
     ok = await asyncio.to_thread(db_ok) if isinstance(domain, SandboxDomain) else db_ok()
     context.criteria = criteria_of(task, ok, calls, said)

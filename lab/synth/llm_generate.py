@@ -325,7 +325,8 @@ def _difficulty(domain: SandboxDomain, actions: list[dict[str, Any]], evolved: b
     return "hard" if evolved or writes >= 2 else "medium" if len(actions) >= 4 else "easy"
 
 
-def _task(domain: SandboxDomain, item: dict[str, Any], task_id: str, rng: random.Random, evolved: bool) -> dict[str, Any]:
+def _task(domain: SandboxDomain, item: dict[str, Any], task_id: str,
+          rng: random.Random, evolved: bool) -> dict[str, Any]:
     actions = [{"name": a["name"], "arguments": a["arguments"]} for a in item["actions"]]
     scenario = Scenario(purpose=item["purpose"], reason_for_call=item["reason_for_call"], known_info=item["known_info"],
                         unknown_info=item["unknown_info"], chain=lambda golden: [],
@@ -407,8 +408,10 @@ async def generate_domain(name: str, n_tasks: int, seed: int, llm: CachedLLM, se
             if len(result.tasks) >= n_tasks:
                 break
             shown = {k: v for k, v in base["user_scenario"]["instructions"].items() if k in _TASK_FIELDS}
-            shown.update(purpose=base["description"]["purpose"], communicate_info=base["evaluation_criteria"]["communicate_info"],
-                         actions=[{"name": a["name"], "arguments": a["arguments"]} for a in base["evaluation_criteria"]["actions"]])
+            shown.update(purpose=base["description"]["purpose"],
+                         communicate_info=base["evaluation_criteria"]["communicate_info"],
+                         actions=[{"name": a["name"],
+                                   "arguments": a["arguments"]} for a in base["evaluation_criteria"]["actions"]])
             item = await staged(llm, counts, "evolution", prompts.EVOLVE.format(
                 tools=tools, data=data, task=json.dumps(shown, ensure_ascii=False)),
                 lambda text: gate_evolved(text, domain), attempts)

@@ -31,8 +31,10 @@ SCHEMA = """You design the database of a customer-service domain for training to
 Domain: {name} ({description}). Variation seed: {seed}.
 
 Return one JSON object in a ```json block:
-{{"tables": [{{"name": "<plural snake_case>", "id_field": "<first field>", "fields": [{{"name": "...", "type": "<{types}>", "description": "..."}}]}}],
-  "policy": "<markdown: the rules a service agent must follow: how to identify the user, what needs the user's explicit confirmation, limits and deadlines, and at least one rule the tools themselves will not enforce>"}}
+{{"tables": [{{"name": "<plural snake_case>", "id_field": "<first field>", \
+"fields": [{{"name": "...", "type": "<{types}>", "description": "..."}}]}}],
+  "policy": "<markdown: the rules a service agent must follow: how to identify the user, what needs the user's \
+explicit confirmation, limits and deadlines, and at least one rule the tools themselves will not enforce>"}}
 Rules: 3 to 6 tables; each table's first field is its id (type str); a field that refers to another
 table is named exactly like that table's id field; every date or time is an ISO string (type str)."""
 

@@ -346,6 +346,7 @@ class SandboxDomain(Environment):
                 if step is None:
                     call, result = next(ran)
                     text = result["text"] if not result["error"] else error_line(
-                        call["name"], result["text"] if result["error"] == "refused" else f"tool failed: {result['text']}")
+                        call["name"],
+                        result["text"] if result["error"] == "refused" else f"tool failed: {result['text']}")
                     steps[index] = Step(text, bool(result["error"]), result["hash"])
         return [step for step in steps if step is not None]

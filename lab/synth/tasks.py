@@ -164,7 +164,8 @@ def tau2_task(task_id: str, domain: Domain, scenario: Scenario, actions: list[di
             "unknown_info": scenario.unknown_info, "task_instructions": TASK_INSTRUCTIONS}},
         "initial_state": None,
         "evaluation_criteria": {"actions": gold, "env_assertions": None, "communicate_info": communicate,
-                                "nl_assertions": None, "reward_basis": ["DB", "COMMUNICATE"] if communicate else ["DB"]},
+                                "nl_assertions": None,
+                                "reward_basis": ["DB", "COMMUNICATE"] if communicate else ["DB"]},
     }
 
 

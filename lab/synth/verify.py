@@ -41,7 +41,8 @@ class GoldenRun:
     idle_writes: list[str]
 
 
-def run_golden(domain: Environment, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> GoldenRun:
+def run_golden(domain: Environment, db: dict[str, Any], task: dict[str, Any],
+               start_hash: str | None = None) -> GoldenRun:
     """Every golden action, in order, on a copy of `db`: the gold database and its hash, error lines,
     the outputs of the reads, and the ids of writes that changed nothing. Only writes change the
     state, so the hash is taken once per write; `start_hash` (of `db`) saves the first one."""
@@ -87,7 +88,8 @@ class Verdict:
     gold_hash: str
 
 
-def verify_task(domain: Environment, db: dict[str, Any], task: dict[str, Any], start_hash: str | None = None) -> Verdict:
+def verify_task(domain: Environment, db: dict[str, Any], task: dict[str, Any],
+                start_hash: str | None = None) -> Verdict:
     """Run the filters on one task; `start_hash` (of `db`) may be passed to save hashing it again."""
     start_hash = start_hash or canonical_hash(db)
     run = run_golden(domain, db, task, start_hash)

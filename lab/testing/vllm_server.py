@@ -85,7 +85,8 @@ class VLLMServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
         self._wait_healthy()
         self.started_in_s = time.monotonic() - started
         return self
@@ -96,7 +97,8 @@ class VLLMServer:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise VLLMServerError(f"vLLM server for {self.model} exited with {self.process.returncode}: {self.log_tail()}")
+                raise VLLMServerError(f"vLLM server for {self.model} exited with "
+                                      f"{self.process.returncode}: {self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as response:
                     if response.status == 200:
@@ -105,7 +107,8 @@ class VLLMServer:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise VLLMServerError(f"vLLM server for {self.model} not healthy after {self.start_timeout_s:.0f} s: {self.log_tail()}")
+        raise VLLMServerError(f"vLLM server for {self.model} not healthy after "
+                              f"{self.start_timeout_s:.0f} s: {self.log_tail()}")
 
     def stop(self) -> None:
         """SIGTERM to the server's process group, then SIGKILL if it has not exited within 30 s."""

@@ -43,11 +43,11 @@ the pid namespace's own /proc; and the scratch tmpfs as /sandbox (cwd and HOME),
 
 How a call runs: `unshare --mount --net --pid --ipc --uts --fork --mount-proc --kill-child` starts a small
 root helper (`_INIT`) as pid 1 of the new namespaces. It makes mounts private, mounts an empty tmpfs over
-the call's host work dir and builds that root in it from the plan the caller computed (`lab.tools.sandbox_root.mount_plan`),
-chroots into it, remounts all but the scratch read-only, then forks the user's process, which sets the
-rlimits, drops to its uid and execs `python -I -u -X utf8 main.py`. Pid 1 waits for it and reports its exit
-status on a private pipe; when pid 1 exits the kernel kills whatever the code left running. On timeout the
-caller SIGKILLs the `unshare` process group and `--kill-child` takes pid 1 (and so the namespace) with it.
+the call's host work dir and builds that root in it from the plan the caller computed
+(`lab.tools.sandbox_root.mount_plan`), chroots into it, remounts all but the scratch read-only, then forks the user's
+process, which sets the rlimits, drops to its uid and execs `python -I -u -X utf8 main.py`. Pid 1 waits for it and
+reports its exit status on a private pipe; when pid 1 exits the kernel kills whatever the code left running. On timeout
+the caller SIGKILLs the `unshare` process group and `--kill-child` takes pid 1 (and so the namespace) with it.
 
 Limits of the design: memory is capped per process, not per tree (at most about `max_processes` x
 `memory_mb`), because cgroups are not assumed; CPU time is per process too. What the root exposes is

@@ -182,7 +182,8 @@ def build_index(
     docs = read_corpus(corpus_path)  # every line checked before anything is written
     model = embedder if isinstance(embedder, Embedder) else load_embedder(config)
     # the vectors do not depend on the index kind: an interrupted flat build resumes as an hnsw one
-    chunks_key = _digest({"v": FORMAT_VERSION, "corpus": corpus_sha, "embedder": config.cache_key(), "chunk_docs": chunk_docs})
+    chunks_key = _digest({"v": FORMAT_VERSION, "corpus": corpus_sha, "embedder": config.cache_key(),
+                          "chunk_docs": chunk_docs})
     started = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:

@@ -57,7 +57,8 @@ class IndexManifest(BaseModel):
     nprobe: int | None = Field(None, description="IVF cells visited per query (ivf only).")
     ef_search: int | None = Field(None, description="HNSW candidate list size per query (hnsw only).")
     build_seconds: float = Field(0.0, description="Wall clock of embedding plus indexing.")
-    docs_per_s: float = Field(0.0, description="Documents embedded per second by that build (resumed ones not counted).")
+    docs_per_s: float = Field(0.0,
+                              description="Documents embedded per second by that build (resumed ones not counted).")
     resumed_docs: int = Field(0, description="Documents whose vectors an interrupted build had committed.")
     created_at: str = ""
 

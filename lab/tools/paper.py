@@ -13,9 +13,9 @@ model the problem plus the context gathered so far:
 "The context gathered so far" is every observation of the rollout (`ToolContext.transcript`), cut to
 `context_chars` from the end; under the round protocol it is the context the environment built for the
 round (`ToolContext.environment_context`), which the calls feed through `meta["documents"]` (search)
-and `meta["program"]` / `meta["program_output"]` (enhance_reasoning). Each call is priced as the sum of what it ran (the slot model's tokens at
-its real price, plus retrieval and code), and counted as its slot (`meta["counted_as"]`), because the
-reward's tool features are the models: a preference for Qwen3-32B means its slots.
+and `meta["program"]` / `meta["program_output"]` (enhance_reasoning). Each call is priced as the sum of
+what it ran (the slot model's tokens at its real price, plus retrieval and code), and counted as its slot
+(`meta["counted_as"]`), because the reward's tool features are the models: a preference for Qwen3-32B means its slots.
 
 Slots map to simulated models offline and to any configured endpoint otherwise (`configs/toolkits/paper.yaml`).
 """

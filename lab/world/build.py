@@ -130,7 +130,8 @@ def build_world(out_dir: str | Path | None = None, seed: int = 0, force: bool = 
     existing = _read_manifest(root)
     if existing and not force and _matches(existing, seed, size):
         if index and not existing["index"]["built"]:  # content is cached; only the index is missing
-            _stage(progress, "search index", lambda: _build_search_index(root / CORPUS_FILE, root / INDEX_DIR, progress))
+            _stage(progress, "search index", lambda: _build_search_index(root / CORPUS_FILE,
+                                                                         root / INDEX_DIR, progress))
             existing["index"] = {"built": True, "dir": INDEX_DIR, "kind": "flat"}
             (root / MANIFEST_FILE).write_text(json.dumps(existing, indent=2))
         return load_world(root, seed=seed, size=size, reused=True)

@@ -74,7 +74,8 @@ def self_check(docs: list[Document], tasks: list[WorldTask], db: dict) -> list[s
     for task in tasks:
         if task.family == "frames":
             texts = " ".join(by_id.get(i, "") for i in task.support_doc_ids)
-            problems += [f"{task.task_id}: evidence not in support docs: {e!r}" for e in task.evidence if e not in texts]
+            problems += [f"{task.task_id}: evidence not in support docs: {e!r}"
+                         for e in task.evidence if e not in texts]
         if task.family == "tau2":
             problems += _golden_problems(task, shop)
     return problems

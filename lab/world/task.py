@@ -61,8 +61,8 @@ def evidence_found(facts: list[str], prompt: str, findings: list[str] | None, qu
 
     A model has a task's evidence when every fact is in its prompt (outside the question) *and* was
     found by a tool in this rollout (`findings`, see `lab.tools.findings.finding`): evidence the
-    orchestrator invents or copies from the question does not count. `findings` None means nobody tracked what tools found (a
-    model called directly, outside a rollout): then the prompt alone decides, as it would for a real
+    orchestrator invents or copies from the question does not count. `findings` None means nobody tracked
+    what tools found (a model called directly, outside a rollout): then the prompt alone decides, as it would for a real
     model; every rollout tracks them, so a policy in training is always held to the full rule.
 
     A numeric fact (a computed answer) must be the one number a finding states (what a program that

@@ -50,7 +50,8 @@ def serve(
 
 def exec_dashboard(path: Path, port: int, host: str) -> None:
     """Replace this process by the dashboard server on the store at `path` (never returns)."""
-    console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)", soft_wrap=True, highlight=False)
+    console.print(f"Orchestra Lab dashboard on {path}: http://{host}:{port}  (Ctrl-C stops it)",
+                  soft_wrap=True, highlight=False)
     sys.stdout.flush()
     # exec, not a child process: a signal to this process (Ctrl-C, a supervisor's SIGTERM) reaches the
     # server itself, so stopping `orchestra app` can never leave a server behind.

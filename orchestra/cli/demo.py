@@ -29,7 +29,8 @@ from orchestra.cli.root import app
 
 @app.command("demo")
 def demo(
-    quick: bool = typer.Option(False, "--quick", help="Every stage at toy size: 6 tasks, 2 GRPO steps, turn budgets 2/4/8 (minutes)."),
+    quick: bool = typer.Option(False, "--quick",
+                               help="Every stage at toy size: 6 tasks, 2 GRPO steps, turn budgets 2/4/8 (minutes)."),
     no_app: bool = typer.Option(False, "--no-app", help="Stop after the summary instead of serving the dashboard."),
     port: int = typer.Option(8501, "--port", min=1, max=65535, help="Port of the dashboard."),
     html: Path | None = typer.Option(Path("orchestra-demo.html"), help="Where to write the figures (offline HTML)."),
@@ -69,13 +70,15 @@ def _print_findings(findings, plan) -> None:
     report, names = findings.compared, findings.names
     table = Table(title=f"Test tasks, held-out instructions, {plan.compared_turns} turns "
                         "(simulated tools; the oracle reads the grader)")
-    for column in ("run", "accuracy [95% CI]", "¢/task", f"¢ at {report.settings['pricing']}", "s/task", "pref.", "Pareto"):
+    for column in ("run", "accuracy [95% CI]", "¢/task", f"¢ at {report.settings['pricing']}",
+                   "s/task", "pref.", "Pareto"):
         table.add_column(column, justify="left" if column == "run" else "right")
     rows = (report.accuracy.merge(report.costs, on="run_id").merge(report.preference, on="run_id", how="left")
             .merge(report.reprice[["run_id", "repriced_cents_per_task"]], on="run_id", how="left")
             .merge(findings.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
     for r in rows.itertuples():
-        table.add_row(names[r.run_id], f"{r.accuracy:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]", f"{r.cost_cents_per_task:.2f}",
+        table.add_row(names[r.run_id], f"{r.accuracy:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]",
+                      f"{r.cost_cents_per_task:.2f}",
                       f"{r.repriced_cents_per_task:.2f}", f"{r.latency_s_per_task:.0f}", f"{r.preference_score:.2f}",
                       "yes" if r.on_frontier is True else "privileged" if names[r.run_id] in PRIVILEGED else "")
     console.print(table)
@@ -88,7 +91,8 @@ def _print_findings(findings, plan) -> None:
     points = sweep.accuracy.merge(sweep.costs, on="run_id")
     for r in points.assign(name=points.run_id.map(names)).sort_values("name").itertuples():
         instruction, _, turns = r.name.removeprefix("trained-").rpartition("-")
-        instruction = instruction.replace("train-", "") + " (training wording)" if instruction.startswith("train-") else instruction
+        instruction = (instruction.replace("train-", "") + " (training wording)" if instruction.startswith("train-")
+                       else instruction)
         table.add_row(instruction, turns.removeprefix("t"), f"{r.accuracy:.2f}", f"{r.cost_cents_per_task:.2f}",
                       f"{r.latency_s_per_task:.0f}")
     console.print(table)
@@ -117,7 +121,8 @@ def _hints(db: str | None, path: Path, stages, no_app: bool) -> list[str]:
         f"orchestra rescore trained --preference outcome=1,compute=1 --across warm-start --across cascade{where}",
         f"orchestra reprice strongest --pricing deepinfra{where}",
         f"orchestra eval --orchestrator hf:{config.output_dir} --toolkit {config.toolkit} --preference held-out "
-        f"{config.eval_flags()} --temperature {config.temperature:g} --max-turns {stages.plan.compared_turns} --limit 10{where}",
+        f"{config.eval_flags()} --temperature {config.temperature:g} --max-turns {stages.plan.compared_turns} "
+        f"--limit 10{where}",
         f"{'ORCHESTRA_DB=' + str(path.resolve()) + ' ' if db else ''}jupyter lab notebooks/",
     ]
     if no_app:

@@ -28,13 +28,17 @@ index_app = typer.Typer(help="Build a local-search index (FAISS) over your own c
 
 @index_app.command("build")
 def build(
-    corpus: Path = typer.Option(..., "--corpus", help="JSONL (or Parquet) corpus: one document per line with `id`, `text` and optional `title`."),
+    corpus: Path = typer.Option(..., "--corpus",
+                                help="JSONL (or Parquet) corpus: one document per line with `id`, "
+                                     "`text` and optional `title`."),
     embedder: str = typer.Option(
         "minilm", "--embedder",
         help="A local sentence-transformers folder, `minilm` (the offline all-MiniLM-L6-v2) or `qwen3-8b=FOLDER`."),
-    out: Path | None = typer.Option(None, "--out", help="Index folder (else $ORCHESTRA_CACHE/index/<corpus name>-<embedder name>)."),
+    out: Path | None = typer.Option(None, "--out",
+                                    help="Index folder (else $ORCHESTRA_CACHE/index/<corpus name>-<embedder name>)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Documents per forward pass of the embedder."),
-    kind: str = typer.Option("flat", "--kind", help="flat (exact, as released), ivf or hnsw (approximate, for large corpora)."),
+    kind: str = typer.Option("flat", "--kind",
+                             help="flat (exact, as released), ivf or hnsw (approximate, for large corpora)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Embed a corpus with a sentence-transformers model and write a FAISS index and document store."""
@@ -53,7 +57,8 @@ def build(
     resumed = f", {m.resumed_docs:,} of them from an interrupted build" if m.resumed_docs else ""
     console.print(f"index: {folder}\n{m.count:,} documents{resumed}; {m.embedder.name}, {m.dim} dims, {m.kind}; "
                   f"built in {m.build_seconds:g} s", highlight=False, markup=False)
-    console.print(f"use it in a toolkit: backend: {{kind: local_search, index: {folder}}}", highlight=False, markup=False)
+    console.print(f"use it in a toolkit: backend: {{kind: local_search, index: {folder}}}",
+                  highlight=False, markup=False)
 
 
 def embedder_config(value: str) -> EmbedderConfig:

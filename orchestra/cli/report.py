@@ -26,12 +26,16 @@ from orchestra.cli.root import app
 
 @app.command("report")
 def report(
-    run_ids: list[str] = typer.Argument(..., help="Runs to report on and compare: ids or names (see `orchestra runs`)."),
-    pricing: str | None = typer.Option(None, "--pricing", help="Also show costs re-priced under this provider (e.g. deepinfra)."),
+    run_ids: list[str] = typer.Argument(...,
+                                        help="Runs to report on and compare: ids or names (see `orchestra runs`)."),
+    pricing: str | None = typer.Option(None, "--pricing",
+                                       help="Also show costs re-priced under this provider (e.g. deepinfra)."),
     preference: str | None = typer.Option(
-        None, "--preference", "-p", help="P of the preference score, e.g. outcome=1,compute=1 (default: the runs' logged P)."),
+        None, "--preference", "-p",
+        help="P of the preference score, e.g. outcome=1,compute=1 (default: the runs' logged P)."),
     weak: str | None = typer.Option(None, "--weak", help="Run whose accuracy is PGR 0 (default: the least accurate)."),
-    strong: str | None = typer.Option(None, "--strong", help="Run whose accuracy is PGR 1 (default: the most accurate)."),
+    strong: str | None = typer.Option(None, "--strong",
+                                      help="Run whose accuracy is PGR 1 (default: the most accurate)."),
     resamples: int = typer.Option(N_RESAMPLES, "--resamples", help="Bootstrap and permutation draws."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation draws."),
     html: Path | None = typer.Option(None, "--html", help="Write every figure into this standalone HTML file."),
@@ -47,7 +51,8 @@ def report(
     result = load_report(store, run_ids, pricing=pricing, preference=preference, weak=weak, strong=strong,
                          n_resamples=resamples, seed=seed)
     if html is not None:
-        write_text(html, figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"), "--html")
+        write_text(html,
+                   figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"), "--html")
     if as_json:
         print_json(result.to_dict())
         return

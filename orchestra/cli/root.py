@@ -20,6 +20,8 @@ app = typer.Typer(
 
 
 @app.callback()
-def _options(verbose: bool = typer.Option(False, "--verbose", help="Also show libraries' progress bars, log lines and warnings (hidden by default: lab.output).")) -> None:
+def _options(verbose: bool = typer.Option(False, "--verbose",
+                                          help="Also show libraries' progress bars, log lines and warnings "
+                                               "(hidden by default: lab.output).")) -> None:
     """Orchestra Lab: train, evaluate and study tool-orchestrating LLMs (ToolOrchestra, arXiv 2511.21689)."""
     quiet_libraries(verbose)

@@ -58,7 +58,8 @@ _RESCORE_HELP = "\n\n".join([
     "'solved' counts trajectories with outcome 1. Every group is counted once: kept, homogeneous, one_member "
     "(one trajectory left, nothing to compare) or filtered_out (all filtered).",
     "A run with one sample per task has nothing to normalise within a group and is refused: re-run with "
-    "'orchestra eval --samples N' (N >= 2, with --temperature > 0 for hf: and openai: orchestrators), or add --across RUN_B [--across RUN_C ...] for the paper's "
+    "'orchestra eval --samples N' (N >= 2, with --temperature > 0 for hf: and openai: orchestrators), "
+    "or add --across RUN_B [--across RUN_C ...] for the paper's "
     "preference score (Table 3) instead: each task the runs share is normalised across all their trajectories "
     "and a run scores the mean reward of its trajectories (no training filters; one scoring stored per run).",
 ])
@@ -67,9 +68,13 @@ _RESCORE_HELP = "\n\n".join([
 @app.command("rescore", help=_RESCORE_HELP)
 def rescore(
     run_id: str = typer.Argument(..., help="Run to rescore (id or name)."),
-    preference: str = typer.Option(..., "--preference", "-p", help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
-    across: list[str] = typer.Option([], "--across", metavar="RUN", help="Score the run together with RUN (repeat for more runs): each shared task normalised across all their trajectories (preference score, Table 3)."),
-    std_threshold: float = typer.Option(STD_THRESHOLD, help="Groups whose reward std is below this are filtered (paper: 0.1)."),
+    preference: str = typer.Option(..., "--preference", "-p",
+                                   help="P as NAME=VALUE pairs, e.g. outcome=1,compute=1,gpt-5=0."),
+    across: list[str] = typer.Option([], "--across", metavar="RUN",
+                                     help="Score the run together with RUN (repeat for more runs): each shared task "
+                                          "normalised across all their trajectories (preference score, Table 3)."),
+    std_threshold: float = typer.Option(STD_THRESHOLD,
+                                        help="Groups whose reward std is below this are filtered (paper: 0.1)."),
     db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -92,7 +97,8 @@ def rescore(
                 "groups_kept", "groups_homogeneous", "groups_one_member", "groups_filtered_out", "reward_mean",
                 "reward_mean_logged"):
         value = s[key]
-        shown = json.dumps(value) if isinstance(value, dict) else str(value) if isinstance(value, int) else _fmt(value, "{:.4f}")
+        shown = (json.dumps(value) if isinstance(value, dict) else str(value) if isinstance(value, int)
+                 else _fmt(value, "{:.4f}"))
         table.add_row(key, shown)
     console.print(table)
     if s["groups_one_member"]:
@@ -105,7 +111,8 @@ def _print_across(result, as_json: bool) -> None:
     if as_json:
         print_json(s)
         return
-    table = Table(title=f"preference score across {', '.join(s['across'])} on {s['tasks']} shared tasks, P={json.dumps(s['preference'])}")
+    table = Table(title=f"preference score across {', '.join(s['across'])} on {s['tasks']} shared tasks, "
+                        f"P={json.dumps(s['preference'])}")
     for column in ("run_id", "preference_score", "trajectories", "tasks", "solved", "scoring_id"):
         table.add_column(column, justify="left" if column in ("run_id", "scoring_id") else "right")
     for row in s["runs"]:
@@ -126,7 +133,9 @@ def reprice(
 ) -> None:
     """Every step's cost recomputed from its logged tokens under another provider's prices (prints only).
 
-    Local models (a local_llm tool of the run's toolkit such as smollm2, an hf: orchestrator) have no per-token price: they keep their logged cost as "local, unpriced", or cost their logged latency at --gpu-hour-usd. Any other model missing from the table is an error naming it.
+    Local models (a local_llm tool of the run's toolkit such as smollm2, an hf: orchestrator) have no \
+per-token price: they keep their logged cost as "local, unpriced", or cost their logged latency at \
+--gpu-hour-usd. Any other model missing from the table is an error naming it.
     """
     store = Store(resolve_db_path(db))
     run_id = queries.resolve_run_id(store, run_id)  # unknown runs fail before any work
@@ -137,7 +146,8 @@ def reprice(
     if as_json:
         print_json({"run_id": run_id, "pricing": pricing, "gpu_hour_usd": gpu_hour_usd,
                     "models": by_model.to_dict(orient="records"),
-                    "old_total_usd": float(by_model.old_cost_usd.sum()), "new_total_usd": float(by_model.new_cost_usd.sum())})
+                    "old_total_usd": float(by_model.old_cost_usd.sum()),
+                    "new_total_usd": float(by_model.new_cost_usd.sum())})
         return
     table = Table(title=f"{run_id} repriced under '{pricing}'")
     for column in ("model", "calls", "input_tokens", "output_tokens", "old_cost_usd", "new_cost_usd", "priced_by"):
@@ -145,7 +155,8 @@ def reprice(
     for row in by_model.itertuples():
         table.add_row(row.model, str(row.calls), str(row.input_tokens), str(row.output_tokens),
                       f"${row.old_cost_usd:.4f}", f"${row.new_cost_usd:.4f}", row.priced_by)
-    table.add_row("total", str(by_model.calls.sum()), str(by_model.input_tokens.sum()), str(by_model.output_tokens.sum()),
+    table.add_row("total", str(by_model.calls.sum()), str(by_model.input_tokens.sum()),
+                  str(by_model.output_tokens.sum()),
                   f"${by_model.old_cost_usd.sum():.4f}", f"${by_model.new_cost_usd.sum():.4f}", "", style="bold")
     console.print(table)
 

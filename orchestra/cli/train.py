@@ -10,15 +10,18 @@ from lab.store import open_store
 from orchestra.cli.options import DbOption, console
 from orchestra.cli.root import app
 
-train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper §3.2), or its SFT warm start.",
+train_app = typer.Typer(help="Train an orchestrator: GRPO over multi-turn tool rollouts (paper "
+                             "§3.2), or its SFT warm start.",
                         invoke_without_command=True, no_args_is_help=True)
 app.add_typer(train_app, name="train")
 
-ConfigOption = typer.Option(..., "--config", help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py).")
+ConfigOption = typer.Option(..., "--config",
+                            help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py).")
 MaxStepsOption = typer.Option(None, "--max-steps", min=1, help="Stop after N optimizer steps (overrides the config).")
 
 
-OutputDirOption = typer.Option(None, "--output-dir", help="Checkpoints and the model go here (overrides the config's output_dir).")
+OutputDirOption = typer.Option(None, "--output-dir",
+                               help="Checkpoints and the model go here (overrides the config's output_dir).")
 
 
 def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None, warm_start: bool = False):
@@ -35,13 +38,16 @@ def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str |
 @train_app.callback()
 def train(
     ctx: typer.Context,
-    config: Path = typer.Option(None, "--config", help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py)."),
+    config: Path = typer.Option(None, "--config",
+                                help="Train config YAML (configs/train/*.yaml; fields: trainer/config.py)."),
     max_steps: int | None = MaxStepsOption,
     db: str | None = DbOption,
-    resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the config's output_dir."),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue from the last checkpoint in the config's output_dir."),
     output_dir: str | None = OutputDirOption,
 ) -> None:
-    """GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] [--output-dir DIR] [--resume]`."""
+    ("GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] "
+     "[--output-dir DIR] [--resume]`.")
     if ctx.invoked_subcommand is not None:
         return
     if config is None:
@@ -74,10 +80,13 @@ def sft(
 def evidence(
     config: Path = ConfigOption,
     db: str | None = DbOption,
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N eval tasks (default: all of the config's families)."),
-    samples: int = typer.Option(2, "--samples", min=1, help="Rollouts per task, each sampled at the config's temperature."),
+    limit: int | None = typer.Option(None, "--limit", min=1,
+                                     help="Only the first N eval tasks (default: all of the config's families)."),
+    samples: int = typer.Option(2, "--samples", min=1,
+                                help="Rollouts per task, each sampled at the config's temperature."),
 ) -> None:
-    """Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs an accuracy-only instruction."""
+    ("Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs "
+     "an accuracy-only instruction.")
     from trainer.evidence import gather_evidence, print_evidence
 
     loaded, store = _load(config, None, db)

@@ -23,8 +23,10 @@ class Findings:
     compared: Report          # baselines, SmolLM2, warm start, trained: held-out pairs, 20 turns, repriced
     sweep: Report             # the trained model under three instructions x three turn budgets
     names: dict[str, str]     # run id -> run name
-    frontier: pd.DataFrame    # name, accuracy, cost_cents_per_task of the non-privileged runs on the frontier, cheapest first
-    pareto: pd.DataFrame      # run_id, accuracy, cost_cents_per_task, on_frontier among the non-privileged runs on every task
+    # name, accuracy, cost_cents_per_task of the non-privileged runs on the frontier, cheapest first
+    frontier: pd.DataFrame
+    # run_id, accuracy, cost_cents_per_task, on_frontier among the non-privileged runs on every task
+    pareto: pd.DataFrame
     routing: pd.DataFrame     # tool_label, warm_start, trained, change: shares of tool calls
     spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
     rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
@@ -34,37 +36,43 @@ class Findings:
         lines = []
         useful = self.frontier[self.frontier.accuracy > 0]   # a run solving nothing is "on" it only by spending nothing
         on = ", ".join(f"{r.name} ({r.accuracy:.0%} at {r.cost_cents_per_task:.2f}c)" for r in useful.itertuples())
-        lines.append(f"Pareto frontier of the non-privileged runs (accuracy against cost per task): {on or 'no run solved a task'}.")
+        lines.append("Pareto frontier of the non-privileged runs (accuracy against cost per task): "
+                     f"{on or 'no run solved a task'}.")
         points = self.pareto.assign(name=lambda f: f.run_id.map(self.names)).set_index("name")
         if {"trained", "strongest"} <= set(points.index):
             trained, strongest = points.loc["trained"], points.loc["strongest"]
-            share = trained.cost_cents_per_task / strongest.cost_cents_per_task if strongest.cost_cents_per_task else float("nan")
-            lines.append(f"Trained against strongest: accuracy {trained.accuracy:.0%} against {strongest.accuracy:.0%}, at "
-                         f"{share:.0%} of its cost per task; the trained orchestrator is "
+            share = (trained.cost_cents_per_task / strongest.cost_cents_per_task if strongest.cost_cents_per_task
+                     else float("nan"))
+            lines.append(f"Trained against strongest: accuracy {trained.accuracy:.0%} against "
+                         f"{strongest.accuracy:.0%}, at {share:.0%} of its cost per task; the trained orchestrator is "
                          f"{'on' if trained.on_frontier else 'off'} the frontier.")
         for r in self.rounds.itertuples():
-            lines.append(f"Rounds: {r.name} took a median of {r.median_rounds:g} rounds per task; {r.budget_share:.0%} of "
-                         "its rollouts reached the turn budget without an answer.")
+            lines.append(f"Rounds: {r.name} took a median of {r.median_rounds:g} rounds per task; {r.budget_share:.0%} "
+                         "of its rollouts reached the turn budget without an answer.")
         if self.routing.empty:
             lines.append("Routing: the trained orchestrator and its warm start made no tool calls to compare.")
         else:
             up, down = self.routing.iloc[0], self.routing.iloc[-1]
             lines.append(f"Routing learned by GRPO (share of calls, warm start -> trained): {up.tool_label} "
-                         f"{up.warm_start:.0%} -> {up.trained:.0%}; {down.tool_label} {down.warm_start:.0%} -> {down.trained:.0%}.")
+                         f"{up.warm_start:.0%} -> {up.trained:.0%}; {down.tool_label} "
+                         f"{down.warm_start:.0%} -> {down.trained:.0%}.")
         by = self.spending.set_index("instruction")
         if {"accuracy", "cost"} <= set(by.index):
             cost, accuracy = by.loc["cost"], by.loc["accuracy"]
             saving = ("no saving to measure: it spent nothing under either" if pd.isna(cost.saving_vs_accuracy) else
-                      f"saving {cost.saving_vs_accuracy:+.0%}, 95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]")
-            lines.append(f"Preference: told to save money the trained orchestrator spends {cost.cost_cents_per_task:.2f}c "
-                         f"per task against {accuracy.cost_cents_per_task:.2f}c when told only accuracy matters ({saving}); "
-                         f"accuracy {cost.accuracy:.0%} against {accuracy.accuracy:.0%}.")
+                      f"saving {cost.saving_vs_accuracy:+.0%}, "
+                      f"95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]")
+            lines.append("Preference: told to save money the trained orchestrator spends "
+                         f"{cost.cost_cents_per_task:.2f}c per task against {accuracy.cost_cents_per_task:.2f}c when "
+                         f"told only accuracy matters ({saving}); accuracy {cost.accuracy:.0%} "
+                         f"against {accuracy.accuracy:.0%}.")
         if {"train-accuracy", "train-cost"} <= set(by.index):
             cost, accuracy = by.loc["train-cost"], by.loc["train-accuracy"]
             if not pd.isna(cost.saving_vs_accuracy):
-                lines.append(f"In the training wordings: {cost.cost_cents_per_task:.2f}c against {accuracy.cost_cents_per_task:.2f}c "
-                             f"(saving {cost.saving_vs_accuracy:+.0%}, 95% CI [{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]); "
-                             f"accuracy {cost.accuracy:.0%} against {accuracy.accuracy:.0%}.")
+                lines.append(f"In the training wordings: {cost.cost_cents_per_task:.2f}c against "
+                             f"{accuracy.cost_cents_per_task:.2f}c (saving {cost.saving_vs_accuracy:+.0%}, 95% CI "
+                             f"[{cost.saving_ci_low:+.0%}, {cost.saving_ci_high:+.0%}]); accuracy {cost.accuracy:.0%} "
+                             f"against {accuracy.accuracy:.0%}.")
         if {"accuracy", "speed"} <= set(by.index):
             lines.append(f"Told to hurry it takes {by.loc['speed'].latency_s_per_task:.0f} s per task against "
                          f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
@@ -72,8 +80,9 @@ class Findings:
         if not repriced.empty:
             biggest = repriced.loc[repriced.change_pct.abs().idxmax()]
             lines.append(f"Under {HELD_OUT_PRICING}'s prices (held out of training) {self.names[biggest.run_id]} costs "
-                         f"{biggest.repriced_cents_per_task:.2f}c per task instead of {biggest.logged_cents_per_task:.2f}c "
-                         f"({biggest.change_pct:+.0f}%), the largest change among the compared runs.")
+                         f"{biggest.repriced_cents_per_task:.2f}c per task instead of "
+                         f"{biggest.logged_cents_per_task:.2f}c ({biggest.change_pct:+.0f}%), the largest "
+                         "change among the compared runs.")
         return lines
 
 
@@ -85,7 +94,8 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
     compared = load_report(store, compared_ids, pricing=HELD_OUT_PRICING)
     sweep = load_report(store, [runs[n] for n in sweep_names])
     pareto = _non_privileged_pareto(compared, runs)
-    frontier = (pareto[pareto.on_frontier].assign(name=lambda f: f.run_id.map(names)).sort_values("cost_cents_per_task"))
+    frontier = (pareto[pareto.on_frontier].assign(name=lambda f: f.run_id.map(names))
+                .sort_values("cost_cents_per_task"))
     return Findings(compared=compared, sweep=sweep, names=names, pareto=pareto,
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
@@ -97,7 +107,8 @@ def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame
     grader), and only runs on every compared task (SmolLM2 answers a few of them)."""
     counts = report.accuracy.set_index("run_id").n_tasks
     keep = [r for r in report.run_ids if r not in {runs.get(n) for n in PRIVILEGED} and counts.get(r) == counts.max()]
-    return pareto_points(report.accuracy[report.accuracy.run_id.isin(keep)], report.costs[report.costs.run_id.isin(keep)])
+    return pareto_points(report.accuracy[report.accuracy.run_id.isin(keep)],
+                         report.costs[report.costs.run_id.isin(keep)])
 
 
 def _rounds(store: Store, runs: dict[str, str], turns: int) -> pd.DataFrame:

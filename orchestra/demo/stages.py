@@ -36,9 +36,10 @@ class DemoStages:
         """The stages in order, each with the title its progress shows."""
         plan = self.plan
         return [("offline world", self.world), ("scripted baselines", self.baselines),
-                (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2), ("warm start + GRPO training", self.train),
-                ("warm start and trained model", self.compare_trained),
-                (f"sweep: 3 instructions x turn budgets {'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
+                (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2),
+                ("warm start + GRPO training", self.train), ("warm start and trained model", self.compare_trained),
+                ("sweep: 3 instructions x turn budgets "
+                 f"{'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
 
     @property
     def tasks(self) -> list[str]:
@@ -106,8 +107,10 @@ class DemoStages:
 
     def _evaluate(self, name: str, orchestrator: str, preference: str = "held-out", max_turns: int | None = None,
                   tasks: list[str] | None = None, **settings: Any) -> None:  # settings: EvalConfig fields
-        config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator, toolkit=self.config.toolkit,
-                                  tasks=tasks or self.tasks, preferences=[preference], max_turns=[max_turns or self.plan.compared_turns],
+        config = EvalConfig.build(benchmark="world", split="test", orchestrator=orchestrator,
+                                  toolkit=self.config.toolkit,
+                                  tasks=tasks or self.tasks, preferences=[preference],
+                                  max_turns=[max_turns or self.plan.compared_turns],
                                   seed=self.config.seed, run_name=name, **settings)
         (summary,) = run_eval(config, self.store, self.console)
         self.runs[name] = summary.run_id

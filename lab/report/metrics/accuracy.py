@@ -74,8 +74,8 @@ def accuracy_table(trajs: pd.DataFrame, run_ids: Sequence[str], n_resamples: int
         lo, hi = np.quantile(bootstrap_means(acc, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
         rows.append([run_id, len(acc), n_traj, n_err, float(acc.mean()), float(lo), float(hi),
                      _mean_if_all(mine_tasks.accuracy_exact), _mean_if_all(mine_tasks.accuracy_judge)])
-    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "n_errors", "accuracy", "ci_low", "ci_high",
-                                       "accuracy_exact", "accuracy_judge"])
+    return pd.DataFrame(rows, columns=["run_id", "n_tasks", "n_trajectories", "n_errors", "accuracy", "ci_low",
+                                       "ci_high", "accuracy_exact", "accuracy_judge"])
 
 
 def cost_latency_table(trajs: pd.DataFrame, run_ids: Sequence[str]) -> pd.DataFrame:

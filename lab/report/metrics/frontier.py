@@ -24,7 +24,8 @@ def pareto_points(accuracy: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     c, a = points.cost_cents_per_task.to_numpy(float), points.accuracy.to_numpy(float)
     ok = np.isfinite(c) & np.isfinite(a)
     # dominated[i, j]: point j dominates point i.   (N, N)
-    dominated = (c[None, :] <= c[:, None]) & (a[None, :] >= a[:, None]) & ((c[None, :] < c[:, None]) | (a[None, :] > a[:, None]))
+    dominated = ((c[None, :] <= c[:, None]) & (a[None, :] >= a[:, None])
+                 & ((c[None, :] < c[:, None]) | (a[None, :] > a[:, None])))
     dominated &= ok[None, :]
     return points.assign(on_frontier=ok & ~dominated.any(axis=1))
 
@@ -72,7 +73,8 @@ def _step_value(x: np.ndarray, best: np.ndarray, at: float) -> float:
 # ---------------------------------------------------------------- router metrics
 
 
-def router_table(accuracy: pd.DataFrame, bias: pd.DataFrame, weak: str | None = None, strong: str | None = None) -> pd.DataFrame:
+def router_table(accuracy: pd.DataFrame, bias: pd.DataFrame, weak: str | None = None,
+                 strong: str | None = None) -> pd.DataFrame:
     """Performance gap recovered (RouteLLM's PGR) against the share of model calls to the strongest model.
 
     PGR = (acc_run - acc_weak) / (acc_strong - acc_weak): 0 at the weak reference, 1 at the strong one.
@@ -127,7 +129,8 @@ def repriced_table(trajs: pd.DataFrame, step_costs: pd.DataFrame, run_ids: Seque
     (`lab.report.api` prices them with `lab.repricing.reprice_steps`' rules: steps without a model keep
     their cost). A trajectory's new cost is its logged cost plus the change of its steps.
     """
-    delta = (step_costs.new_cost_usd - step_costs.cost_usd).groupby([step_costs[k] for k in TRAJECTORY_KEY]).sum().rename("delta")
+    delta = ((step_costs.new_cost_usd - step_costs.cost_usd).groupby([step_costs[k] for k in TRAJECTORY_KEY])
+             .sum().rename("delta"))
     joined = trajs.join(delta, on=TRAJECTORY_KEY)
     joined = joined.assign(new_cost_usd=joined.cost_usd + joined.delta.fillna(0.0))
     logged = cost_latency_table(joined, run_ids)

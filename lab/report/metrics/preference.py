@@ -68,5 +68,6 @@ def paired_cost_saving(trajs: pd.DataFrame, run_a: str, run_b: str, n_resamples:
     with np.errstate(divide="ignore", invalid="ignore"):
         savings = 1 - a[picks].sum(axis=1) / b[picks].sum(axis=1)
     lo, hi = np.nanquantile(savings, [(1 - level) / 2, (1 + level) / 2])
-    return {"cost_a": float(a.mean()), "cost_b": float(b.mean()), "saving": float(1 - a.sum() / b.sum()) if b.sum() else float("nan"),
+    return {"cost_a": float(a.mean()), "cost_b": float(b.mean()),
+            "saving": float(1 - a.sum() / b.sum()) if b.sum() else float("nan"),
             "ci_low": float(lo), "ci_high": float(hi), "n_tasks": len(a)}

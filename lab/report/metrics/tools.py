@@ -58,7 +58,8 @@ def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequ
         keys = trajs.loc[trajs.run_id == run_id, TRAJECTORY_KEY]
         if calls.empty or keys.empty:
             continue
-        wide = calls.pivot_table(index=TRAJECTORY_KEY, columns="tool_name", values="n_calls", aggfunc="sum", fill_value=0)
+        wide = calls.pivot_table(index=TRAJECTORY_KEY, columns="tool_name", values="n_calls",
+                                 aggfunc="sum", fill_value=0)
         wide = keys.set_index(TRAJECTORY_KEY).join(wide).fillna(0)                         # (trajectories, tools)
         per_task_calls = wide.groupby(level="task_id", sort=False).mean().mean()
         totals = wide.sum()
@@ -79,7 +80,8 @@ def model_family(identifier: str | None) -> str | None:
     `openai:gpt-5@http://...`, `scripted:gpt-5-prompted`, `sim:gpt-5-mini` and `openai/gpt-5` are all
     the gpt-5 family, and `hf:/ckpt/Qwen3-8B` is qwen. The family is the first matching id prefix.
 
-    >>> model_family("openai:gpt-5@http://localhost:8000/v1"), model_family("sim:qwen3-32b"), model_family("scripted:cheapest-first")
+    >>> (model_family("openai:gpt-5@http://localhost:8000/v1"), model_family("sim:qwen3-32b"),
+    ...  model_family("scripted:cheapest-first"))
     ('gpt-5', 'qwen', None)
     """
     if not identifier:
@@ -115,6 +117,7 @@ def delegation_bias(tool_calls: pd.DataFrame, tools: pd.DataFrame, run_info: pd.
         own = kit.tool_name[kit.model.map(model_family) == family].tolist() if family else []
         strong_calls = float(model_calls[strongest].sum())
         own_calls = float(model_calls[own].sum()) if family else np.nan
-        rows.append([run_id, int(total), ", ".join(strongest), int(strong_calls), strong_calls / total if total else np.nan,
+        rows.append([run_id, int(total), ", ".join(strongest), int(strong_calls),
+                     strong_calls / total if total else np.nan,
                      family, own_calls, own_calls / total if total and family else np.nan])
     return pd.DataFrame(rows, columns=columns)

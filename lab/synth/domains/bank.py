@@ -169,7 +169,8 @@ def transfer_funds(db: dict, from_account_id: str, to_account_id: str, amount: f
         raise ToolRefused(f"amount {amount} exceeds the balance of {from_account_id}")
     transfer_id = next_id(db["transfers"], "TRF-", 5)
     transfer = Transfer(transfer_id=transfer_id, from_account_id=from_account_id, to_account_id=to_account_id,
-                        amount=amount, status="completed", scheduled_for=now[:10], created_at=now).model_dump(mode="json")
+                        amount=amount, status="completed",
+                        scheduled_for=now[:10], created_at=now).model_dump(mode="json")
     db["transfers"][transfer_id] = transfer
     _post(db, from_account_id, -amount, f"Transfer to {to_account_id}", now)
     _post(db, to_account_id, amount, f"Transfer from {from_account_id}", now)

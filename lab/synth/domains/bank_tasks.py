@@ -160,7 +160,8 @@ def move_and_limit(db: dict, customer_id: str, rng: random.Random) -> Scenario |
 
 def cancel_scheduled(db: dict, customer_id: str, rng: random.Random) -> Scenario | None:
     checking = _accounts(db, customer_id)["checking"]
-    planned = [t for t in _owned(db, "transfers", "from_account_id", checking["account_id"]) if t["status"] == "scheduled"]
+    planned = [t for t in _owned(db, "transfers", "from_account_id",
+                                 checking["account_id"]) if t["status"] == "scheduled"]
     if not planned:
         return None
     transfer = rng.choice(planned)

@@ -22,7 +22,14 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from lab.synth.domains.basketball_data import EXCHANGE_CLOSE_HOURS, NOW, POLICY_TICKET_LIMIT, TIERS, hours_until, is_holder
+from lab.synth.domains.basketball_data import (
+    EXCHANGE_CLOSE_HOURS,
+    NOW,
+    POLICY_TICKET_LIMIT,
+    TIERS,
+    hours_until,
+    is_holder,
+)
 from lab.synth.tasks import Golden, Scenario, TaskRecipe
 
 UNKNOWN = "You do not know your fan id or any ticket, game, team, player, product or order ids."

@@ -24,7 +24,16 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from lab.synth.domains.medicine_data import CONTROLLED_REFILL_DAYS, LATE_CANCEL_HOURS, MEMBER_PREFIX, NOW, TODAY, free_times, hours_until, supply_ends_on
+from lab.synth.domains.medicine_data import (
+    CONTROLLED_REFILL_DAYS,
+    LATE_CANCEL_HOURS,
+    MEMBER_PREFIX,
+    NOW,
+    TODAY,
+    free_times,
+    hours_until,
+    supply_ends_on,
+)
 from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your patient id or any doctor, appointment, referral, prescription or pharmacy ids."

@@ -104,7 +104,8 @@ def get_guest_details(db: dict, guest_id: str) -> str:
     """
     guest = lookup(db, "guests", guest_id, "guest")
     return as_json({**guest,
-                    "reservation_ids": sorted(r for r, res in db["reservations"].items() if res["guest_id"] == guest_id),
+                    "reservation_ids": sorted(r for r, res in db["reservations"].items()
+                                              if res["guest_id"] == guest_id),
                     "order_ids": sorted(o for o, order in db["orders"].items() if order["guest_id"] == guest_id)})
 
 

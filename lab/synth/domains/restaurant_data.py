@@ -119,24 +119,28 @@ _SEATS = (2, 2, 2, 4, 4, 4, 6, 8, 10)
 _MENUS: dict[str, tuple[tuple[str, str, float, tuple[str, ...]], ...]] = {
     "italian": (("Bruschetta", "starter", 7.5, ("vegan",)), ("Burrata", "starter", 11.0, ("vegetarian", "gluten_free")),
                 ("Margherita Pizza", "main", 13.0, ("vegetarian",)), ("Tagliatelle Ragu", "main", 16.5, ()),
-                ("Risotto ai Funghi", "main", 17.0, ("vegetarian", "gluten_free")), ("Tiramisu", "dessert", 7.0, ("vegetarian",)),
+                ("Risotto ai Funghi", "main", 17.0, ("vegetarian", "gluten_free")),
+                ("Tiramisu", "dessert", 7.0, ("vegetarian",)),
                 ("Panna Cotta", "dessert", 6.5, ("gluten_free",)), ("Lemon Soda", "drink", 3.5, ("vegan",))),
     "japanese": (("Edamame", "starter", 5.0, ("vegan", "gluten_free")), ("Gyoza", "starter", 8.0, ()),
                  ("Salmon Don", "main", 18.0, ()), ("Tofu Ramen", "main", 15.5, ("vegan",)),
                  ("Chicken Katsu Curry", "main", 16.0, ()), ("Matcha Cheesecake", "dessert", 7.5, ("vegetarian",)),
                  ("Mochi Trio", "dessert", 6.0, ("vegan", "gluten_free")), ("Yuzu Lemonade", "drink", 4.0, ("vegan",))),
-    "mexican": (("Guacamole & Chips", "starter", 7.0, ("vegan", "gluten_free")), ("Elote", "starter", 6.0, ("vegetarian",)),
+    "mexican": (("Guacamole & Chips", "starter", 7.0, ("vegan", "gluten_free")),
+                ("Elote", "starter", 6.0, ("vegetarian",)),
                 ("Carnitas Tacos", "main", 14.0, ("gluten_free",)), ("Black Bean Burrito", "main", 12.5, ("vegan",)),
                 ("Chicken Enchiladas", "main", 15.0, ()), ("Churros", "dessert", 6.5, ("vegetarian",)),
                 ("Horchata", "drink", 4.0, ("vegan",)), ("Hibiscus Agua Fresca", "drink", 3.5, ("vegan",))),
     "indian": (("Samosa Chaat", "starter", 7.0, ("vegetarian",)), ("Onion Bhaji", "starter", 6.0, ("vegan",)),
-               ("Butter Chicken", "main", 16.0, ("gluten_free",)), ("Chana Masala", "main", 13.0, ("vegan", "gluten_free")),
+               ("Butter Chicken", "main", 16.0, ("gluten_free",)),
+               ("Chana Masala", "main", 13.0, ("vegan", "gluten_free")),
                ("Lamb Rogan Josh", "main", 18.0, ("gluten_free",)), ("Gulab Jamun", "dessert", 5.5, ("vegetarian",)),
                ("Mango Lassi", "drink", 4.5, ("vegetarian",)), ("Garlic Naan", "starter", 3.5, ("vegetarian",))),
     "greek": (("Tzatziki & Pita", "starter", 6.5, ("vegetarian",)), ("Spanakopita", "starter", 8.0, ("vegetarian",)),
               ("Lamb Souvlaki", "main", 17.0, ("gluten_free",)), ("Moussaka", "main", 16.0, ()),
               ("Gemista", "main", 14.0, ("vegan", "gluten_free")), ("Baklava", "dessert", 6.0, ("vegetarian",)),
-              ("Loukoumades", "dessert", 6.5, ("vegetarian",)), ("Mountain Tea", "drink", 3.0, ("vegan", "gluten_free"))),
+              ("Loukoumades", "dessert", 6.5, ("vegetarian",)),
+              ("Mountain Tea", "drink", 3.0, ("vegan", "gluten_free"))),
 }
 
 
@@ -217,13 +221,15 @@ def generate(seed: int, size: int) -> dict[str, Any]:
         for seats in sorted(rng.sample(_SEATS, rng.randint(5, 8))):
             table_id = next_id(db["tables"], "TBL-", 3)
             db["tables"][table_id] = DiningTable(table_id=table_id, restaurant_id=restaurant_id, seats=seats,
-                                                 area=rng.choice(("indoor", "indoor", "terrace", "bar"))).model_dump(mode="json")
+                                                 area=rng.choice(("indoor",
+                                                                  "indoor", "terrace", "bar"))).model_dump(mode="json")
     restaurants = [db["restaurants"][r] for r in sorted(db["restaurants"])]
     for index, (first, last) in enumerate(people.unique_people(rng, size)):
         guest_id = f"GST-{1001 + index}"
         db["guests"][guest_id] = Guest(
             guest_id=guest_id, first_name=first, last_name=last, phone=people.phone(rng, phones),
-            email=people.email(first, last, "post.example"), loyalty_points=rng.randrange(0, 900, 10)).model_dump(mode="json")
+            email=people.email(first, last, "post.example"),
+            loyalty_points=rng.randrange(0, 900, 10)).model_dump(mode="json")
         for _ in range(rng.randint(0, 2)):
             _book(db, rng, guest_id, rng.choice(restaurants), TODAY - timedelta(days=rng.randint(1, 40)), "completed")
         for _ in range(rng.randint(1, 2)):

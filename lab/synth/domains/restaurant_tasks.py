@@ -20,7 +20,8 @@ from lab.synth.domains.restaurant_data import NOW, PHONE_PARTY_LIMIT, POINTS_PER
 from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your guest id or any booking, order or table ids."
-_NOTES = {"birthday": "it is a birthday", "anniversary": "it is your anniversary", "high_chair": "you need a high chair",
+_NOTES = {"birthday": "it is a birthday", "anniversary": "it is your anniversary",
+          "high_chair": "you need a high chair",
           "wheelchair_access": "one of you uses a wheelchair", "window_seat": "you would like a window seat",
           "quiet_table": "you would like a quiet table"}
 
@@ -34,7 +35,8 @@ def _identity(db: dict, guest_id: str, rng: random.Random) -> tuple[str, Callabl
     guest = db["guests"][guest_id]
     name = f"{guest['first_name']} {guest['last_name']}"
     if rng.random() < 0.5:
-        return f"You are {name}. Your phone is {guest['phone']}.", lambda g: g("find_guest_by_phone", phone=guest["phone"])
+        return f"You are {name}. Your phone is {guest['phone']}.", lambda g: g("find_guest_by_phone",
+                                                                               phone=guest["phone"])
     return f"You are {name}. Your email is {guest['email']}.", lambda g: g("find_guest_by_email", email=guest["email"])
 
 
@@ -245,7 +247,8 @@ def next_booking_question(db: dict, guest_id: str, rng: random.Random) -> Scenar
         first = min((b for b in bookings if b["status"] == "confirmed"), key=lambda b: (b["date"], b["time"]))
         return [first["date"], first["time"]]
     return Scenario("Tell the guest the date and time of their next booking.",
-                    "ask for the date and time of your next booking.", f"Your email is {email}.", UNKNOWN, chain, "easy")
+                    "ask for the date and time of your next booking.", f"Your email is {email}.",
+                    UNKNOWN, chain, "easy")
 
 
 def _guests(db: dict[str, Any]) -> list[str]:

@@ -22,7 +22,14 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from lab.synth.domains.travel_data import CHANGE_NOTICE_DAYS, PARTIAL_REFUND_DAYS, POINTS_SHARE_PERCENT, ROOM_CAPACITY, TODAY, companion_names
+from lab.synth.domains.travel_data import (
+    CHANGE_NOTICE_DAYS,
+    PARTIAL_REFUND_DAYS,
+    POINTS_SHARE_PERCENT,
+    ROOM_CAPACITY,
+    TODAY,
+    companion_names,
+)
 from lab.synth.tasks import Golden, Scenario, TaskRecipe, records_of
 
 UNKNOWN = "You do not know your customer id or any stay, tour booking, hotel or tour ids."

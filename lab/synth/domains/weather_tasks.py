@@ -26,7 +26,17 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from lab.synth.domains.weather_data import NOW, PLAN_LIMIT, SEVERITIES, SMS_PLANS, TODAY, cycle_start, in_force, live_subscriptions, warnings_in_force
+from lab.synth.domains.weather_data import (
+    NOW,
+    PLAN_LIMIT,
+    SEVERITIES,
+    SMS_PLANS,
+    TODAY,
+    cycle_start,
+    in_force,
+    live_subscriptions,
+    warnings_in_force,
+)
 from lab.synth.tasks import Golden, Scenario, TaskRecipe
 
 UNKNOWN = "You do not know your subscriber id or any subscription, request or location ids."
