@@ -167,7 +167,9 @@ def check_task(task: BenchmarkTask, model_output: Any) -> CheckResult:
     return check_bfcl(model_output, task.answer, task.meta.get("functions", []), task.meta.get("category", task.domain))
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any
+) -> list[BenchmarkTask]:
     categories = [c.strip() for c in qualifier.split(",") if c.strip()] or None
     return load_bfcl(path, split, limit, categories=categories, **options)
 
@@ -191,7 +193,8 @@ def tool_spec(function: dict[str, Any]) -> ToolSpec:
     params = dict(function.get("parameters") or {"type": "object", "properties": {}})
     params["type"] = "object"  # BFCL writes "dict"
     params["properties"] = {k: _json_schema(v) for k, v in params.get("properties", {}).items()}
-    return ToolSpec(name=function["name"], description=function.get("description", ""), parameters=params, category="basic")
+    return ToolSpec(name=function["name"], description=function.get("description", ""), parameters=params,
+                    category="basic")
 
 
 def _json_schema(prop: dict[str, Any]) -> dict[str, Any]:

@@ -148,7 +148,9 @@ def _tasks_from_rows(rows: Iterable[dict[str, Any]], name: str) -> list[Benchmar
     return tasks
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any
+) -> list[BenchmarkTask]:
     return load_frames(path, split, limit, **options)
 
 

@@ -161,7 +161,9 @@ def parse_choices(question: str) -> list[str]:
     return choices
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any
+) -> list[BenchmarkTask]:
     return load_hle(path, split, limit, **options)
 
 

@@ -226,12 +226,15 @@ def _action_spec(name: str) -> ToolSpec:
 def actions_done(golden: list[dict[str, Any]], calls: list[dict[str, Any]]) -> bool:
     """Every golden action was called with (at least) its golden arguments."""
     return all(
-        any(c["name"] == g.get("name") and all(c["arguments"].get(k) == v for k, v in (g.get("arguments") or {}).items()) for c in calls)
+        any(c["name"] == g.get("name")
+            and all(c["arguments"].get(k) == v for k, v in (g.get("arguments") or {}).items()) for c in calls)
         for g in golden if isinstance(g, dict)
     )
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any
+) -> list[BenchmarkTask]:
     return load_tau2(path, split, limit, domain=qualifier or None, **options)
 
 

@@ -30,7 +30,8 @@ EXPERT_MODELS = {"expert-1": "gpt-5", "expert-2": "gpt-5-mini", "expert-3": "qwe
 #: What the catalog says of each slot: the released description's points, in the lab's words.
 EXPERT_NOTES = {
     "expert-1": "calls functions very well and is strong in most domains, but may lack knowledge of a narrow domain",
-    "expert-2": "gives reasonable solutions to most tasks, but can get stuck on complex reasoning or specialist knowledge",
+    "expert-2": "gives reasonable solutions to most tasks, but can get stuck on complex reasoning or specialist "
+                "knowledge",
     "expert-3": "is moderate: it follows complex prompts, does some maths and calls functions, but sometimes misreads "
                 "details or mixes up concepts",
 }
@@ -55,12 +56,14 @@ def expert_tools(tools: dict[str, Tool], toolkit: str) -> dict[str, Tool]:
 
 def expert_spec(experts: dict[str, Tool]) -> ToolSpec:
     """call_expert as the orchestrator sees it: one string argument, and a price table from the slots' tools."""
-    rows = [f"{slot} | ${tool.spec.input_per_mtok:g} | ${tool.spec.output_per_mtok:g} | {tool.spec.latency.expected(300):.0f}s"
+    rows = [f"{slot} | ${tool.spec.input_per_mtok:g} | ${tool.spec.output_per_mtok:g} | "
+            f"{tool.spec.latency.expected(300):.0f}s"
             for slot, tool in experts.items()]
     notes = " ".join(f"{slot} {EXPERT_NOTES.get(slot, 'is another expert')}." for slot in experts)
     about = (f"Which expert takes the turn: {', '.join(experts)}. {notes} What each costs and how long it takes:\n"
              "expert | input $ per 1M tokens | output $ per 1M tokens | typical latency\n" + "\n".join(rows))
-    parameters = {"type": "object", "properties": {"expert": {"type": "string", "description": about}}, "required": ["expert"]}
+    parameters = {"type": "object", "properties": {"expert": {"type": "string", "description": about}},
+                  "required": ["expert"]}
     return ToolSpec(name=CALL_EXPERT, description=DESCRIPTION, parameters=parameters, category="basic")
 
 
@@ -97,7 +100,8 @@ class CallExpert:
         context = context or ToolContext()
         prompt = expert_prompt(self.policy, self.specs, context.state.get(CONVERSATION, []))
         reply = await expert.execute({"prompt": prompt}, context)
-        return reply.model_copy(update={"meta": {**reply.meta, "counted_as": expert.spec.name, "expert": slot, "finding": ""}})
+        return reply.model_copy(update={"meta": {**reply.meta, "counted_as": expert.spec.name, "expert": slot,
+                                                 "finding": ""}})
 
 
 def released_tools(task: Task, domain: dict[str, Tool], experts: dict[str, Tool]) -> dict[str, Tool]:

@@ -24,7 +24,9 @@ from lab.benchmarks.toolscale_parquet import load_toolscale_parquet
 from lab.tools.base import Tool
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, **options: Any
+) -> list[BenchmarkTask]:
     if qualifier.endswith(".parquet"):
         return load_toolscale_parquet(qualifier, split, limit)
     from lab.synth.dataset import default_dataset

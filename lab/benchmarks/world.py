@@ -52,7 +52,9 @@ def from_world_task(task: Task) -> BenchmarkTask:
     )
 
 
-def _load(qualifier: str, path: str | Path | None, split: str | None, limit: int | None, seed: int = 0) -> list[BenchmarkTask]:
+def _load(
+    qualifier: str, path: str | Path | None, split: str | None, limit: int | None, seed: int = 0
+) -> list[BenchmarkTask]:
     """The world's tasks as BenchmarkTasks (world-only fields such as `evidence` go to meta); `path` is a
     built world's folder (default: the cached world of `seed`, built on first use)."""
     from lab.world.build import build_world, load_world
@@ -71,7 +73,8 @@ def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
 
     family = world_family(qualifier)
     world = build_world(seed=0, progress=True)
-    tasks = sorted(world.select(family=family, split=split), key=lambda t: hashlib.sha256(t.task_id.encode()).hexdigest())
+    tasks = sorted(world.select(family=family, split=split),
+                   key=lambda t: hashlib.sha256(t.task_id.encode()).hexdigest())
 
     async def grader(task: WorldTask, answer: str | None, context: ToolContext) -> float:
         if task.answer_type == "actions" and DOMAIN not in context.state:

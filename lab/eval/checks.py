@@ -49,7 +49,8 @@ def check_llm_flags(config: EvalConfig, toolkit: Toolkit) -> None:
     simulated judge of a benchmark whose answers it does not know (all but the offline world's)."""
     if config.user != "scripted":
         llm_tool_spec(toolkit, config.user, "--user")
-    if config.judge and llm_tool_spec(toolkit, config.judge, "--judge").simulated and not find_source(config.benchmark).simulated_judge:
+    if (config.judge and llm_tool_spec(toolkit, config.judge, "--judge").simulated
+            and not find_source(config.benchmark).simulated_judge):
         raise LabInputError(f"--judge {config.judge!r}: a simulated judge knows only the offline world's answers; "
                             f"judge {config.benchmark} with a real model tool (backend kind openai or local_llm)")
 
@@ -66,8 +67,8 @@ def llm_tool_spec(toolkit: Toolkit, name: str, flag: str) -> ToolSpec:
 def check_round_toolkit(toolkit: Toolkit, catalog: str | None) -> None:
     """Refuse, before any rollout, a toolkit the round protocol cannot end a task with."""
     if not any(spec.name == "answer" for spec in toolkit.tools):
-        raise LabInputError(f"--protocol rounds: toolkit '{toolkit.name}' has no `answer` tool, and only `answer` ends a "
-                            "task under the round protocol (use a slot toolkit: paper, paper-small)")
+        raise LabInputError(f"--protocol rounds: toolkit '{toolkit.name}' has no `answer` tool, and only `answer` "
+                            "ends a task under the round protocol (use a slot toolkit: paper, paper-small)")
     if catalog:
         check_catalog(catalog, list(toolkit.tools))
 
@@ -86,6 +87,7 @@ def with_search_depth(config: EvalConfig, toolkit: Toolkit) -> Toolkit:
     top_k = retrieval_top_k_for(config)
     deeper = with_retrieval_top_k(toolkit, top_k) if top_k is not None else None
     if deeper is None and config.retrieval_top_k is not None:
-        raise LabInputError(f"--retrieval-top-k {config.retrieval_top_k}: toolkit '{toolkit.name}' has no `search` tool "
-                            "retrieving from a local index (backend.retriever.kind: local_search; e.g. --toolkit paper)")
+        raise LabInputError(f"--retrieval-top-k {config.retrieval_top_k}: toolkit '{toolkit.name}' has no "
+                            "`search` tool retrieving from a local index "
+                            "(backend.retriever.kind: local_search; e.g. --toolkit paper)")
     return deeper or toolkit

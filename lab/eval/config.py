@@ -25,11 +25,15 @@ class EvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    benchmark: str = Field("world", description="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] (synthesized domains) or bfcl[:category].")
+    benchmark: str = Field(
+        "world", description="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] "
+                             "(synthesized domains) or bfcl[:category].")
     benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
     split: str | None = Field("test", description="Task split; None for all.")
-    orchestrator: str = Field("scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
-    toolkit: str = Field("default", description="Toolkit name (configs/toolkits: default = free-form, paper = slots) or a YAML path.")
+    orchestrator: str = Field(
+        "scripted:cheapest-first", description="hf:<path>, openai:<model>@<url> or scripted:<name>.")
+    toolkit: str = Field(
+        "default", description="Toolkit name (configs/toolkits: default = free-form, paper = slots) or a YAML path.")
     pricing: str = Field("default", description="Provider price table for tool costs.")
     preferences: list[str] = Field(
         default_factory=list,
@@ -37,11 +41,14 @@ class EvalConfig(BaseModel):
                     "(none: default P, no instruction).",
     )
     preference_instruction: str | None = Field(
-        None, description="Preference instruction shown to every task, replacing the one paired with P (lab.preference).",
+        None, description="Preference instruction shown to every task, replacing the one paired with P "
+                          "(lab.preference).",
     )
-    max_turns: list[int] = Field(default_factory=lambda: [50], description="Turn budgets; one run per value (paper: 50).")
+    max_turns: list[int] = Field(
+        default_factory=lambda: [50], description="Turn budgets; one run per value (paper: 50).")
     samples: int = Field(1, ge=1, description="Rollouts per task.")
-    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Orchestrator sampling temperature (hf:, openai:); 0 is greedy.")
+    temperature: float = Field(
+        0.0, ge=0.0, le=2.0, description="Orchestrator sampling temperature (hf:, openai:); 0 is greedy.")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Orchestrator nucleus-sampling mass (hf:, openai:).")
     max_new_tokens: int | None = Field(
         None, ge=1, description="Orchestrator tokens per turn (openai: max_tokens); None keeps the policy's default.",
@@ -50,21 +57,26 @@ class EvalConfig(BaseModel):
     orchestrator_latency_per_token_s: float | None = Field(
         None, gt=0, description="hf: report generated tokens x this as the orchestrator's latency, not its wall time.")
     protocol: Protocol = Field(
-        "conversation", description="conversation: the orchestrator reads the whole conversation; rounds: a fresh prompt "
-                                    "per round, context built by the environment (the released checkpoint's protocol).")
-    catalog: str | None = Field(None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")
+        "conversation", description="conversation: the orchestrator reads the whole conversation; rounds: a fresh "
+                                    "prompt per round, context built by the environment (the released checkpoint's "
+                                    "protocol).")
+    catalog: str | None = Field(
+        None, description="rounds: a tool catalog in the released format (tools.json) instead of the toolkit's.")
     context_tokens: int = Field(27000, ge=0, description="rounds: tokens of environment context, minus the problem's.")
     retrieval_top_k: int | None = Field(
         None, ge=1, description="Documents each `search` tool retrieves from its local index; None: under rounds the "
                                 "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
-    user: str = Field("scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
+    user: str = Field(
+        "scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
     judge: str | None = Field(
-        None, description="An LLM tool of the toolkit as judge (lab.eval.judged): FRAMES/HLE-style answers exact match "
-                          "rejects (the released evaluation's rule), tau2 NL assertions; the outcome follows it. None: no judge.")
+        None, description="An LLM tool of the toolkit as judge (lab.eval.judged): FRAMES/HLE-style answers exact "
+                          "match rejects (the released evaluation's rule), tau2 NL assertions; the outcome follows "
+                          "it. None: no judge.")
     tau2_agent: Tau2Agent = Field(
-        "lab", description="tau2: `lab` (the lab's agent: the conversation protocol's prompt and catalog) or `released` "
-                           "(the released evaluation's: the domain policy in the system prompt, call_expert over the "
-                           "toolkit's gpt-5, gpt-5-mini and qwen3-32b tools, <message> replies, 200 tau2 steps).")
+        "lab", description="tau2: `lab` (the lab's agent: the conversation protocol's prompt and catalog) or "
+                           "`released` (the released evaluation's: the domain policy in the system prompt, call_expert "
+                           "over the toolkit's gpt-5, gpt-5-mini and qwen3-32b tools, <message> replies, 200 tau2 "
+                           "steps).")
     limit: int | None = Field(None, ge=1, description="First N tasks after filtering.")
     tasks: list[str] = Field(default_factory=list, description="Only these task ids.")
     concurrency: int = Field(16, ge=1, description="Rollouts in flight at once.")
@@ -73,7 +85,8 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, description="Seeds policies, simulated tools and sampling.")
     run_name: str = Field("", description="Human name; part of the run id, so a new name starts a new run.")
     train_run_id: str | None = Field(None, description="Set by the trainer: the training run this evaluation checks.")
-    train_step: int | None = Field(None, ge=0, description="Set by the trainer: the optimizer step of the evaluated policy.")
+    train_step: int | None = Field(
+        None, ge=0, description="Set by the trainer: the optimizer step of the evaluated policy.")
 
     @model_validator(mode="after")
     def _check(self) -> EvalConfig:

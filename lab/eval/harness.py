@@ -89,15 +89,18 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     if config.judge:
         source.grader = judged(source.grader, tools[config.judge])
     tools_for = rollout_tools(config, source, tools)
-    policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=model_free, task_tools=source.tools_for,
-                         temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens,
-                         latency_per_token_s=config.orchestrator_latency_per_token_s, best_route=_route_training(config, source, toolkit))
+    policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=model_free,
+                                   task_tools=source.tools_for, temperature=config.temperature, top_p=config.top_p,
+                                   max_new_tokens=config.max_new_tokens,
+                                   latency_per_token_s=config.orchestrator_latency_per_token_s,
+                                   best_route=_route_training(config, source, toolkit))
     store.write_tasks(list(source.records))
     summaries = []
     budget = Budget(config.budget_usd)
     try:
         for preference, max_turns in config.variants():
-            summary = await _run_variant(config, store, source, toolkit, tools_for, policy, preference, max_turns, budget, console)
+            summary = await _run_variant(config, store, source, toolkit, tools_for, policy, preference, max_turns,
+                                         budget, console)
             summaries.append(summary)
             if summary.stopped_by_budget:
                 break
@@ -138,7 +141,8 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
         # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports);
         # `instruction` holds the per-task choices (`lab.preference.logged_instruction` reads them back).
         config_json=json.dumps({**config.model_dump(mode="json"),
-                                "variant": {"preference": preference, "max_turns": max_turns, "instruction": prefs.log()}}),
+                                "variant": {"preference": preference, "max_turns": max_turns,
+                                            "instruction": prefs.log()}}),
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=git_sha(), started_at=utcnow(),
     ))
@@ -158,10 +162,12 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
             await limiter.wait()
             request = RolloutRequest(
                 run_id=run_id, task=task, sample_idx=sample_idx, group_id=f"{task.task_id}",
-                preference=prefs.for_task(task.task_id).as_dict(), preference_instruction=prefs.for_task(task.task_id).instruction,
+                preference=prefs.for_task(task.task_id).as_dict(),
+                preference_instruction=prefs.for_task(task.task_id).instruction,
                 seed=config.seed * 1_000_003 + sample_idx, benchmark=source.benchmark, user=source.user_for(task),
             )
-            config_here = rollout_config if allowance is None else rollout_config.model_copy(update={"cost_cap_usd": allowance})
+            config_here = (rollout_config if allowance is None
+                           else rollout_config.model_copy(update={"cost_cap_usd": allowance}))
             cost = 0.0
             try:
                 result = await run_rollout(policy, tools_for(task), request, source.grader, config_here)
@@ -176,7 +182,8 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
     status = "failed"
     with progress:
         bar = progress.add_task(run_id, total=len(pairs), stats="")
-        writer = TrajectoryWriter(store, on_commit=lambda items: progress.update(bar, advance=len(items), stats=summary.stats()))
+        writer = TrajectoryWriter(store, on_commit=lambda items: progress.update(bar, advance=len(items),
+                                                                                 stats=summary.stats()))
 
         async def record(result: RolloutResult) -> None:
             if summary.count(result):
@@ -189,7 +196,8 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
             # the writer only ends early by failing: then stop spending on rollouts nobody can store
             await _first_failure(workers, writer.task)
             # outages, missing verdicts and budget stops leave rollouts to run: the same command resumes them
-            status = "interrupted" if summary.stopped_by_budget or summary.unavailable or summary.judge_failed else "finished"
+            status = ("interrupted" if summary.stopped_by_budget or summary.unavailable or summary.judge_failed
+                      else "finished")
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise

@@ -61,7 +61,9 @@ def judged(grader: Grader, tool: Any) -> Grader:
     return graded
 
 
-async def _judge_nl(task: Task, answer: str | None, context: ToolContext, judge: RecordedJudge, outcome: float) -> float:
+async def _judge_nl(
+    task: Task, answer: str | None, context: ToolContext, judge: RecordedJudge, outcome: float
+) -> float:
     """tau2: the judge on the NL assertions the grader left unjudged; a reply that is not the asked JSON
     leaves them unjudged (null in `criteria_json`, counted as `unjudged` by reports), as without a judge."""
     from lab.env.grading import judge_nl, outcome_of

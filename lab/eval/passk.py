@@ -7,7 +7,8 @@ rollouts are ordinary eval runs of the written folder (`--benchmark toolscale:DI
 them is in the store to inspect; the folders are then rewritten without the dropped tasks. It lives
 with evaluation, not synthesis: it runs evaluations, and `lab.synth` needs nothing from `lab.eval`.
 
-    counts = pass_at_n_filter(Path("data/toolscale"), ["bank"], ["openai:qwen3-32b@http://gpu:8000/v1"], n=8, store=store)
+    counts = pass_at_n_filter(Path("data/toolscale"), ["bank"], ["openai:qwen3-32b@http://gpu:8000/v1"], n=8,
+                              store=store)
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def pass_at_n_filter(out: Path, names: list[str], solvers: list[str], n: int, st
     `verdict` says, rewrite those folders; per domain, how many tasks each pass@N filter dropped and
     how many remain kept."""
     if not solvers:
-        raise LabInputError("--pass-at: name at least one --solver (an orchestrator: openai:<model>@<url>, hf:<dir> ...)")
+        raise LabInputError("--pass-at: name at least one --solver "
+                            "(an orchestrator: openai:<model>@<url>, hf:<dir> ...)")
     contents = [import_domain(out / name) for name in names]
     task_ids = [f"{content.name}-{task['id']}" for content in contents for task in content.tasks]
     run_ids = []

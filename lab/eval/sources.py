@@ -56,7 +56,8 @@ def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
     """The rollout limits and protocol of one run, with the benchmark's document rules under the round
     protocol (`BenchmarkSource.documents`: FRAMES keeps the released evaluation's)."""
     rules = find_source(config.benchmark).documents
-    context_tokens = config.context_tokens if rules.context_tokens is None else min(config.context_tokens, rules.context_tokens)
+    context_tokens = (config.context_tokens if rules.context_tokens is None
+                      else min(config.context_tokens, rules.context_tokens))
     return RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars, protocol=config.protocol,
                          catalog=config.catalog, tau2_agent=config.tau2_agent, context_tokens=context_tokens,
                          document_chars=rules.document_chars, document_suffix=rules.document_suffix,

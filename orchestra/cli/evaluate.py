@@ -34,12 +34,16 @@ def eval_command(
     benchmark: str = typer.Option("world", help=", ".join(source.usage for source in sources()) + "."),
     benchmark_path: str | None = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: str | None = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
-    orchestrator: str = typer.Option("scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
-    toolkit: str = typer.Option("default", help="Toolkit: default (free-form), paper (the released code's search / enhance_reasoning / answer slots) or a YAML path."),
+    orchestrator: str = typer.Option(
+        "scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
+    toolkit: str = typer.Option(
+        "default", help="Toolkit: default (free-form), paper (the released code's search / enhance_reasoning / "
+                        "answer slots) or a YAML path."),
     pricing: str = typer.Option("default", help="Provider price table (e.g. together, deepinfra)."),
     preference: list[str] = typer.Option(
         [], "--preference", "-p",
-        help="P as NAME=VALUE pairs, or 'held-out' for a held-out (instruction, P) pair per task; repeat for one run each.",
+        help="P as NAME=VALUE pairs, or 'held-out' for a held-out (instruction, P) pair per task; repeat for one "
+             "run each.",
     ),
     preference_instruction: str | None = typer.Option(
         None, "--preference-instruction", help="Instruction shown to every task instead of the one paired with P.",
@@ -48,18 +52,33 @@ def eval_command(
     samples: int = typer.Option(1, help="Rollouts per task (hf:/openai: need --temperature > 0 for more than 1)."),
     temperature: float = typer.Option(0.0, help="Orchestrator sampling temperature (hf:, openai:); 0 is greedy."),
     top_p: float = typer.Option(1.0, "--top-p", help="Orchestrator nucleus-sampling mass (hf:, openai:)."),
-    max_new_tokens: int | None = typer.Option(None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
-    observation_chars: int = typer.Option(6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained model's config)."),
+    max_new_tokens: int | None = typer.Option(
+        None, "--max-new-tokens", help="Orchestrator tokens per turn (default: the policy's)."),
+    observation_chars: int = typer.Option(
+        6000, "--observation-chars", help="Tool output shown to the orchestrator is cut here (match a trained "
+                                          "model's config)."),
     orchestrator_latency_per_token: float | None = typer.Option(
-        None, "--latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, not wall time."),
-    protocol: str = typer.Option("conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh prompt per round, the released checkpoint's protocol)."),
-    catalog: str | None = typer.Option(None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the toolkit's own descriptions."),
-    context_tokens: int = typer.Option(27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
+        None, "--latency-per-token", help="hf: report generated tokens x this (s) as the orchestrator's latency, "
+                                          "not wall time."),
+    protocol: str = typer.Option(
+        "conversation", "--protocol", help="conversation (the whole conversation each turn) or rounds (a fresh "
+                                           "prompt per round, the released checkpoint's protocol)."),
+    catalog: str | None = typer.Option(
+        None, "--catalog", help="rounds: a tool catalog in the released format (e.g. tools.json) instead of the "
+                                "toolkit's own descriptions."),
+    context_tokens: int = typer.Option(
+        27000, "--context-tokens", help="rounds: tokens of environment context (minus the problem's)."),
     retrieval_top_k: int | None = typer.Option(
-        None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
-    user: str = typer.Option("scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
-    judge: str | None = typer.Option(None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
-    tau2_agent: str = typer.Option("lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain policy in the prompt, call_expert, <message> replies, 200 steps)."),
+        None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under "
+                                        "rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
+    user: str = typer.Option(
+        "scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
+    judge: str | None = typer.Option(
+        None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) "
+                              "and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
+    tau2_agent: str = typer.Option(
+        "lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain "
+                                    "policy in the prompt, call_expert, <message> replies, 200 steps)."),
     limit: int | None = typer.Option(None, help="Only the first N tasks."),
     tasks: list[str] = typer.Option([], "--tasks", help="Only these task ids (repeat or comma-separate)."),
     concurrency: int = typer.Option(16, help="Rollouts in flight."),
@@ -89,9 +108,12 @@ def eval_command(
     table = run_summaries(store, [s.run_id for s in summaries])
     if as_json:
         print_json([{**row, "unavailable_rollouts": s.unavailable, "error_rollouts": s.failed, "cut_rollouts": s.cut,
-                     "no_verdict_rollouts": s.judge_failed, "stopped_by_budget": s.stopped_by_budget, "errors_seen": s.errors}
-                    for row, s in zip(table.astype(object).where(table.notna(), None).to_dict(orient="records"), summaries)])
+                     "no_verdict_rollouts": s.judge_failed, "stopped_by_budget": s.stopped_by_budget,
+                     "errors_seen": s.errors}
+                    for row, s in zip(table.astype(object).where(table.notna(), None).to_dict(orient="records"),
+                                      summaries)])
     else:
         print_run_summaries(table, summaries, Console())
-    if any(s.unavailable or s.judge_failed for s in summaries):  # nothing stored for those rollouts, a re-run retries them
+    # nothing stored for those rollouts, a re-run retries them
+    if any(s.unavailable or s.judge_failed for s in summaries):
         raise typer.Exit(1)

@@ -26,12 +26,15 @@ from orchestra.cli.root import app
 
 @app.command("synth")
 def synth(
-    out: Path = typer.Option(..., "--out", help="Folder for the domain folders (tasks.json, split_tasks.json, db.json, policy.md)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Folder for the domain folders (tasks.json, split_tasks.json, db.json, policy.md)."),
     domains: str = typer.Option("all", "--domains", help="Comma-separated domain names, or all."),
     tasks_per_domain: int = typer.Option(30, "--tasks-per-domain", min=1, help="Verified tasks to keep per domain."),
     seed: int = typer.Option(0, "--seed", help="Seed of the data and the tasks (each seed a different dataset)."),
-    solvers: list[str] = typer.Option([], "--solver", help="An orchestrator for the pass@N filter (repeatable); none: no pass@N."),
-    pass_at: int = typer.Option(8, "--pass-at", min=1, help="Rollouts per task per --solver; tasks every rollout solves are dropped."),
+    solvers: list[str] = typer.Option(
+        [], "--solver", help="An orchestrator for the pass@N filter (repeatable); none: no pass@N."),
+    pass_at: int = typer.Option(
+        8, "--pass-at", min=1, help="Rollouts per task per --solver; tasks every rollout solves are dropped."),
     drop_unsolved: bool = typer.Option(False, "--drop-unsolved", help="pass@N also drops tasks no rollout solves."),
     llm: str | None = typer.Option(None, "--llm", help="An LLM tool of --toolkit that writes the domains (any names); "
                                       "without it the built-in domains are generated offline."),
@@ -50,8 +53,8 @@ def synth(
     names = list(DOMAINS) if domains == "all" else [d.strip() for d in domains.split(",") if d.strip()]
     unknown = [n for n in names if n not in DOMAINS]
     if not names or (unknown and not llm):
-        raise LabInputError(f"--domains: unknown domain '{(unknown or [domains])[0]}' (choose from {', '.join(DOMAINS)} "
-                            "or all; with --llm any name)")
+        raise LabInputError(f"--domains: unknown domain '{(unknown or [domains])[0]}' "
+                            f"(choose from {', '.join(DOMAINS)} or all; with --llm any name)")
     writer = _writer(llm, toolkit) if llm else None
     config = {"domains": names, "tasks_per_domain": tasks_per_domain, "seed": seed, "out": str(out),
               **({"pass_at": pass_at, "solvers": solvers, "drop_unsolved": drop_unsolved} if solvers else {}),
@@ -83,7 +86,8 @@ def synth(
     except BaseException:
         store.finish_run(run_id, "failed")
         raise
-    store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth", config_json=json.dumps({**config, "stats": stats}),
+    store.write_run(RunRecord(run_id=run_id, kind="synth", name="synth",
+                              config_json=json.dumps({**config, "stats": stats}),
                               git_sha=git_sha(), benchmark=f"toolscale:{out}"))
     failed = {name: s["error"] for name, s in stats.items() if "error" in s}
     store.finish_run(run_id, "failed" if failed else "finished")
@@ -97,8 +101,8 @@ def synth(
     for column in ("domain", "tools", "generated", *[f.removeprefix("filter/") for f in filters], "kept"):
         table.add_column(column, justify="left" if column == "domain" else "right")
     for name, s in stats.items():
-        table.add_row(name, str(s.get("tools", "-")), str(s.get("tasks/generated", 0)), *[str(s.get(f, 0)) for f in filters],
-                      str(s.get("tasks/kept", 0)))
+        table.add_row(name, str(s.get("tools", "-")), str(s.get("tasks/generated", 0)),
+                      *[str(s.get(f, 0)) for f in filters], str(s.get("tasks/kept", 0)))
     console.print(table)
     console.print(f"next: orchestra eval --benchmark toolscale:{out} --split test --orchestrator scripted:oracle")
 
