@@ -23,7 +23,9 @@ def git_sha() -> str:
     """Short commit of the lab checkout that produced a run (`RunRecord.git_sha`), or '' outside git."""
     try:
         here = Path(__file__).resolve().parent
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5).stdout.strip()
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=5)
+        return done.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 

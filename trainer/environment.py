@@ -30,7 +30,9 @@ class TrainingEnvironment:
         self.source: EvalSource = load_source(EvalConfig.build(benchmark=config.benchmark,
                                                                split=split or config.train_split,
                                                                toolkit=config.toolkit))
-        tasks = [t for t in self.source.tasks if not config.families or getattr(t, "family", None) in config.families]  # world tasks
+        # `families` selects among the offline world's tasks, the only ones that have a family
+        tasks = [t for t in self.source.tasks
+                 if not config.families or getattr(t, "family", None) in config.families]
         if config.task_limit and split is None:
             tasks = tasks[: config.task_limit]
         self.tasks = {t.task_id: t for t in tasks}
