@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from env_toy import TOY, box, toy_db
+from tests.helpers.toy_environment import TOY, box, toy_db
 
 from lab.env.adapter import EnvTool
 from lab.env.state import Session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from env_toy import TOY, toy_db
+from tests.helpers.toy_environment import TOY, toy_db
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from env_toy import TOY, toy_db
+from tests.helpers.toy_environment import TOY, toy_db
 
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
 from lab.env.state import canonical_hash

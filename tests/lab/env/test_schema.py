@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from env_toy import box
+from tests.helpers.toy_environment import box
 from hypothesis import given
 from hypothesis import strategies as st
 

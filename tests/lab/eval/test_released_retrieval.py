@@ -18,7 +18,7 @@ from lab.rollout.parse import format_tool_call
 from lab.store import Store, queries
 from lab.testing import OpenAICompatServer
 from lab.tools.index_build import build_index
-from tests.lab.tools.index_corpus import FACTS, write_corpus
+from tests.helpers.search_corpus import FACTS, write_corpus
 
 QUESTION = FACTS["fact-lighthouse"][2]
 

@@ -22,7 +22,7 @@ from lab.policies.hf_policy import HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.policy import sampling_seed
 from lab.tools.local_llm import LoadedModel
-from tests.lab.policies.qwen3_tiny import (
+from tests.helpers.tiny_qwen3 import (
     QWEN3_TEMPLATE,
     TURN_1,
     TURN_2,

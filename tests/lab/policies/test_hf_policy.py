@@ -1,6 +1,6 @@
 """HFPolicy's token buffer on a Qwen3-style chat template, with a tiny random Qwen3 model (offline, CPU).
 
-The model and its template are built in `qwen3_tiny`. Where a test needs a tool turn, the sampling step
+The model and its template are built in `tests.helpers.tiny_qwen3`. Where a test needs a tool turn, the sampling step
 is replaced by a script of token ids; logits and logprobs stay the model's.
 """
 
@@ -23,7 +23,7 @@ from lab.policies.hf_policy import ChatTemplateError, HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.engine import FORMAT_REMINDER
 from lab.rollout.prompt import tool_response_text
-from tests.lab.policies.qwen3_tiny import (
+from tests.helpers.tiny_qwen3 import (
     LOOKUP,
     QWEN3_TEMPLATE,
     TURN_1,

@@ -12,8 +12,9 @@ import pytest
 from lab.records import RunRecord
 from lab.store import Store, StoreLockedError
 from lab.store.queries import runs_df, steps_df, trajectories_df
+from tests.conftest import REPO
 
-HELPER = Path(__file__).with_name("store_writer_proc.py")
+HELPER = REPO / "tests" / "helpers" / "store_writer_process.py"
 
 
 def _start(*args: str, stdin: int | None = None) -> subprocess.Popen[str]:

@@ -1,6 +1,6 @@
 """Tests for the LLM-driven ToolScale generator (lab.synth.llm_generate) over real HTTP.
 
-A fake model (`fake_library_llm.LibraryLLM`) answers each stage behind the OpenAI-compatible test
+A fake model (`tests.helpers.fake_library_llm.LibraryLLM`) answers each stage behind the OpenAI-compatible test
 server. What a user would notice: a domain comes out whose code ran only in the sandbox, whose
 tasks passed the same build filters as the offline domains (and the ones that should not, did not);
 a wrong answer is retried with the gate's complaint and a hopeless one stops after the set number of
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fake_library_llm import TASKS, LibraryLLM
+from tests.helpers.fake_library_llm import TASKS, LibraryLLM
 from rich.console import Console
 
 from lab.eval.config import EvalConfig

@@ -11,7 +11,7 @@ from lab.errors import LabInputError
 from lab.tools.embedder import EmbedderConfig, load_embedder
 from lab.tools.index_build import build_index
 from lab.tools.local_search import LocalSearchIndex
-from tests.lab.tools.index_corpus import FACTS, write_corpus
+from tests.helpers.search_corpus import FACTS, write_corpus
 
 CHUNK = 8  # documents per committed chunk: the 36-document corpus makes 5 chunks
 

@@ -1,8 +1,8 @@
 """Helper process for the store's multi-process tests (run as a script, not collected by pytest).
 
-    python store_writer_proc.py write DB N [--pin]   # N trajectories of 5 steps, one transaction each;
-                                                     # prints "committed I" after each commit returns
-    python store_writer_proc.py hold DB              # hold DB open read-write until stdin closes
+    python store_writer_process.py write DB N [--pin]   # N trajectories of 5 steps, one transaction each;
+                                                        # prints "committed I" after each commit returns
+    python store_writer_process.py hold DB              # hold DB open read-write until stdin closes
 
 --pin keeps one extra read-write connection open for the whole run, as a notebook holding a
 connection would. The store's own connections then share that database instance, so closing them

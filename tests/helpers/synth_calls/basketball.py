@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from calls_common import Calls, first
+from tests.helpers.synth_calls.common import Calls, first
 
 from lab.synth.domains import basketball_data
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from calls_common import Calls, first
+from tests.helpers.synth_calls.common import Calls, first
 
 from lab.synth.domains import travel_data
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from calls_common import Calls, first
+from tests.helpers.synth_calls.common import Calls, first
 
 from lab.synth.domain import next_id
 from lab.synth.domains import restaurant, restaurant_data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from calls_common import Calls, first
+from tests.helpers.synth_calls.common import Calls, first
 
 from lab.synth.domain import next_id
 from lab.synth.domains import weather_data
