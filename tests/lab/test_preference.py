@@ -1,4 +1,6 @@
-"""Each eval task is shown a preference instruction (paper §3.2, Table 3), chosen by rules a report can replay.
+"""Tests for lab.preference: preference vectors, the instruction pairs, and the instruction each eval task is shown.
+
+Each eval task is shown a preference instruction (paper §3.2, Table 3), chosen by rules a report can replay.
 
 Pairing rules on their own (`lab.preference.task_preferences`), then a real `run_eval` whose orchestrator
 is an `openai:` policy over the fake server, so the system prompts it sent can be read back; then the
@@ -12,13 +14,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.eval.sources import load_source
 from lab.preference import (
     HELD_OUT,
+    OBJECTIVES,
     Preference,
     describe,
     instruction_for,
@@ -169,3 +176,54 @@ def test_samples_at_temperature_0_are_refused_for_models_only(tmp_path: Path):
         assert not db.exists()  # refused before anything ran
     assert EvalConfig.build(orchestrator="scripted:round-robin", samples=3).samples == 3  # seeded tools vary per sample
     assert EvalConfig.build(orchestrator="hf:smollm2", samples=3, temperature=0.7).temperature == 0.7
+
+
+# Preference vectors on their own, over a three-tool toolkit (3 tools + 3 objectives = 6 weights).
+THREE_TOOLS = ["local_search", "gpt-5", "qwen3-32b"]
+
+
+def test_preference_from_dict_string_and_vector_agree():
+    a = Preference.from_dict({"outcome": 1, "compute": 1, "gpt-5": 0}, THREE_TOOLS)
+    b = Preference.parse("outcome=1, compute=1, gpt-5=0", THREE_TOOLS)
+    c = Preference.from_vector([0, 0, 0, 1, 1, 0], THREE_TOOLS)
+    assert a.weights == b.weights == c.weights
+    assert a.names == [*THREE_TOOLS, *OBJECTIVES]
+    assert np.array_equal(a.vector, np.array([0, 0, 0, 1, 1, 0], dtype=float))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("outcome=1.5", "'outcome' must be in [0, 1], got 1.5"),
+        ("outcome=-0.1", "must be in [0, 1]"),
+        ("speed=1", "unknown entry 'speed'"),
+        ("outcome", "'outcome' is not NAME=VALUE"),
+        ("outcome=high", "non-numeric value 'high'"),
+    ],
+)
+def test_bad_preference_strings(text: str, message: str):
+    with pytest.raises(LabInputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Preference.parse(text, THREE_TOOLS)
+
+
+def test_wrong_length_vector_names_the_expected_entries():
+    with pytest.raises(LabInputError, match="has 4 entries; toolkit needs 6"):
+        Preference.from_vector([1, 0, 0, 1], THREE_TOOLS)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=6, max_size=6))
+def test_cli_string_round_trips(weights):
+    pref = Preference.from_vector(weights, THREE_TOOLS)
+    text = ",".join(f"{k}={v!r}" for k, v in pref.as_dict().items())
+    assert Preference.parse(text, THREE_TOOLS).weights == pref.weights
+
+
+def test_preference_pairs_split_train_and_eval_without_shared_instructions():
+    train, evals = preference_pairs("train"), preference_pairs("eval")
+    assert train and evals
+    assert not {p.instruction for p in train} & {p.instruction for p in evals}
+    usable = preference_pairs("train", tools=THREE_TOOLS)
+    assert usable and all(p.applies_to(THREE_TOOLS) for p in usable)
+    bound = usable[0].bind(THREE_TOOLS)
+    assert bound.instruction == usable[0].instruction and len(bound.weights) == len(THREE_TOOLS) + 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,17 @@ import torch
 import transformers
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import Tokenizer, models
+from transformers import PreTrainedTokenizerFast
 
 from lab.errors import LabInputError
 from lab.policies import hf_policy
-from lab.policies.hf_policy import ChatTemplateError, HFPolicy
+from lab.policies.hf_policy import ChatTemplateError, HFPolicy, render_round
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.engine import FORMAT_REMINDER
 from lab.rollout.prompt import tool_response_text
+from lab.rollout.rounds import round_catalog, round_messages
+from lab.toolkit import load_toolkit
 from tests.helpers.tiny_qwen3 import (
     LOOKUP,
     QWEN3_TEMPLATE,
@@ -35,6 +40,7 @@ from tests.helpers.tiny_qwen3 import (
     grade,
     ids,
 )
+from trainer.models import CHATML_TRAINING_TEMPLATE
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -241,3 +247,34 @@ def test_draws_follow_the_tempered_distribution():
     shares = torch.bincount(draws, minlength=5).double() / 20_000
     assert torch.allclose(shares, expected.double(), atol=0.015)  # 4+ standard errors at n = 20,000
     assert shares[4] == 0.0  # p ~ 1e-19
+
+
+# Round prompts through a chat template: the catalog renders natively (`tools=`), as Qwen3's template does.
+
+PLAIN_CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def word_tokenizer(template: str) -> PreTrainedTokenizerFast:
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>")),
+                                  eos_token="<|im_end|>")
+    tok.chat_template = template
+    return tok
+
+
+def test_the_qwen3_style_template_renders_the_catalog_in_the_system_turn():
+    catalog = round_catalog(list(load_toolkit("paper-small").tools))
+    text = render_round(word_tokenizer(CHATML_TRAINING_TEMPLATE), round_messages("What is 2+2?", ""), catalog)
+    lines = [json.dumps(entry, ensure_ascii=False) for entry in catalog]
+    assert text.startswith("<|im_start|>system\nYou are good at using tools.\n\n# Tools\n\n")
+    assert "<tools>\n" + "\n".join(lines) + "\n</tools>" in text
+    assert text.count("<|im_start|>system") == 1
+    assert text.endswith("Problem: What is 2+2?\n\n\n\nChoose an appropriate tool.<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_template_that_ignores_tools_gets_the_same_block_in_its_system_message():
+    catalog = round_catalog(list(load_toolkit("paper-small").tools))
+    messages = round_messages("What is 2+2?", "")
+    native = render_round(word_tokenizer(CHATML_TRAINING_TEMPLATE), messages, catalog)
+    injected = render_round(word_tokenizer(PLAIN_CHATML), messages, catalog)
+    assert injected == native

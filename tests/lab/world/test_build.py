@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lab.errors import LabInputError
-from lab.world.build import WORLD_VERSION, build_world, default_dir, load_world
+from lab.world.build import WORLD_VERSION, build_world, default_dir, load_world, retrieval_recall
 from lab.world.tasks import WorldSize
 from orchestra.cli.world import world_app
 
@@ -94,3 +94,16 @@ def test_cli_build_and_info(tmp_path, monkeypatch):
 
     missing = runner.invoke(world_app, ["info", "--seed", "5"])
     assert isinstance(missing.exception, LabInputError)
+
+
+@pytest.mark.slow
+def test_small_world_index_is_built_cached_and_finds_first_hops(tmp_path):
+    size = WorldSize(n_docs=200, n_frames=24, n_hle=12, n_tau2=7)
+    content_only = build_world(tmp_path, seed=0, progress=False, size=size, index=False)
+    world = build_world(tmp_path, seed=0, progress=False, size=size, index=True)
+    assert world.reused and world.index_dir is not None  # content reused, only the index was added
+    assert world.manifest["content_hash"] == content_only.manifest["content_hash"]
+    recall = retrieval_recall(world, k=5)
+    assert recall["tasks"] == 24
+    assert recall["first_hop"] >= 0.9 and recall["per_hop"] >= 0.9
+    assert recall["question"] < recall["per_hop"]  # later hops are not named in the question
