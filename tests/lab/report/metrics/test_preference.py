@@ -1,4 +1,5 @@
-"""The two measurements `orchestra train evidence` reports, on hand-made trajectories."""
+"""Tests for lab.report.metrics.preference: preference scores, and the two paired measurements
+`orchestra train evidence` reports, on hand-made trajectories."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pandas as pd
 import pytest
 
 from lab.errors import LabInputError
+from lab.report import metrics
 from lab.report.metrics import paired_cost_saving, paired_preference_scores
+from tests.helpers.metric_frames import trajs
 
 TOOLS = ["answer-1", "answer-2"]
 COST_P = json.dumps({"answer-1": 0, "answer-2": 0, "outcome": 1, "compute": 1, "latency": 0})
@@ -49,3 +52,20 @@ def test_cost_saving_is_relative_to_the_other_run_with_a_bootstrap_interval():
     result = paired_cost_saving(frame(rows), "save", "spend")
     assert result["saving"] == pytest.approx(0.4)
     assert result["ci_low"] <= 0.4 <= result["ci_high"] and result["ci_high"] - result["ci_low"] < 1e-9 + 0.01
+
+
+def test_preference_score_favours_the_cheaper_run_when_cost_matters():
+    frame = trajs([("cheap", "t0", 1), ("dear", "t0", 1), ("dear", "t1", 1)])
+    frame.loc[frame.run_id == "dear", "cost_usd"] = 0.5
+    frame["tool_counts_json"] = json.dumps({"web": 1})
+    P = np.array([0.0, 1.0, 1.0, 0.0])                                     # web, outcome, compute, latency
+    scores = metrics.preference_scores(frame, ["cheap", "dear"], ["web"], P).set_index("run_id")
+    # On the one shared task (t0) both succeed, so the outcome column is constant (adds 0); cheap has
+    # the best normalised cost (1), dear the worst (0). t1 is not shared and is left out.
+    assert scores.loc["cheap", "preference_score"] == pytest.approx(1.0)
+    assert scores.loc["dear", "preference_score"] == pytest.approx(0.0)
+    assert (scores.n_tasks == 1).all() and scores.loc["dear", "n_trajectories"] == 1
+    frame.loc[frame.run_id == "cheap", "outcome"] = 0                     # now only the dear run succeeds
+    scores = metrics.preference_scores(frame, ["cheap", "dear"], ["web"], P).set_index("run_id")
+    assert scores.loc["dear", "preference_score"] == pytest.approx(1.0)  # normalised outcome 1 + cost 0
+    assert scores.loc["cheap", "preference_score"] == 0.0                # failed: gated to 0
