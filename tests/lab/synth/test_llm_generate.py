@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers.fake_library_llm import TASKS, LibraryLLM
 from rich.console import Console
 
 from lab.eval.config import EvalConfig
@@ -30,6 +29,7 @@ from lab.synth.sandboxed import SandboxDomain
 from lab.testing import OpenAICompatServer
 from lab.tools.openai_llm import OpenAIChatTool
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
+from tests.helpers.fake_library_llm import TASKS, LibraryLLM
 
 pytestmark = pytest.mark.slow
 
