@@ -1,4 +1,9 @@
-"""Graders: normalisation, numbers, choices and dispatch by answer type (the LLM judge: test_judge.py)."""
+"""Tests for lab.graders.
+
+Graders: normalisation, numbers, choices and dispatch by answer type (the LLM judge: test_judge.py).
+
+Also properties under hypothesis: the reference passes, and no answer that lists several candidates does.
+"""
 
 from __future__ import annotations
 

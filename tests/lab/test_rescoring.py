@@ -1,4 +1,9 @@
-"""Rescoring logged runs whose trajectories also called benchmark tools (tau2 domain functions)."""
+"""Tests for lab.rescoring.
+
+Rescoring logged runs whose trajectories also called benchmark tools (tau2 domain functions).
+
+Also `rescore_run` with the paper's trajectory filters: a failure never rewarded, a filtered rollout never kept.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Tests for lab.reward: Eq. 2 by hand, its properties under hypothesis, GRPO advantages, preference score."""
+"""Tests for lab.reward: Eq. 2 by hand, its properties under hypothesis, GRPO advantages, preference score.
+
+Also `rescore` with `passed`: an unsolved trajectory never earns a reward, a filtered one never carries an
+advantage, and the filtered ones do not move anyone else's numbers.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Adding a benchmark is one new module: `tests/helpers/arith_benchmark.py` registers `arith`, and the real
-`orchestra eval --benchmark arith` runs it, stores its rollouts and reports an accuracy, no lab file edited."""
+"""Tests for lab.benchmarks.source.
+
+Adding a benchmark is one new module: `tests/helpers/arith_benchmark.py` registers `arith`, and the real
+`orchestra eval --benchmark arith` runs it, stores its rollouts and reports an accuracy, no lab file edited.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Tests for lab.benchmarks.tau2: the real retail/airline domains, splits, the domain object, bad files."""
+"""Tests for lab.benchmarks.tau2: the real retail/airline domains, splits, the domain object, bad files.
+
+Also `--benchmark tau2:retail` end to end: the source's own tools executed and graded by database as
+tau2-bench does; the golden actions pass, the ways a policy could look right without doing the task fail,
+and with a judge the NL assertions are judged over the conversation.
+"""
 
 from __future__ import annotations
 

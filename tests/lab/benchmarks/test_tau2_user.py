@@ -1,4 +1,6 @@
-"""A tau2 rollout is a conversation: the simulated user opens it, answers questions, and ends it.
+"""Tests for lab.benchmarks.tau2_user.
+
+A tau2 rollout is a conversation: the simulated user opens it, answers questions, and ends it.
 
 The policies here are what an orchestrator would write, turn by turn; the user and the tools are the
 real ones of `--benchmark tau2:retail`.

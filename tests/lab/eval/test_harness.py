@@ -1,4 +1,10 @@
-"""`orchestra eval` as a user runs it: offline, resumable after SIGKILL, budget-guarded, idempotent."""
+"""Tests for lab.eval.harness.
+
+`orchestra eval` as a user runs it: offline, resumable after SIGKILL, budget-guarded, idempotent.
+
+Also FRAMES under the round protocol as released: `search` retrieves 150 documents (or `--retrieval-top-k`),
+the run records the depth it used, and the orchestrator reads each document cut at 4,000 characters.
+"""
 
 from __future__ import annotations
 

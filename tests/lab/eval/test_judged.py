@@ -1,5 +1,8 @@
-"""`orchestra eval --judge TOOL` as a user runs it: accuracy by exact match and by judge, the judge's cost
-apart from the orchestrator's, a bad judge refused before any work, a failing judge never a wrong answer."""
+"""Tests for lab.eval.judged.
+
+`orchestra eval --judge TOOL` as a user runs it: accuracy by exact match and by judge, the judge's cost
+apart from the orchestrator's, a bad judge refused before any work, a failing judge never a wrong answer.
+"""
 
 from __future__ import annotations
 

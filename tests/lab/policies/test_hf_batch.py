@@ -1,4 +1,6 @@
-"""BatchedSampler: turns decoded together give what each gives decoded alone (tiny random Qwen3, offline, CPU).
+"""Tests for lab.policies.hf_batch.
+
+BatchedSampler: turns decoded together give what each gives decoded alone (tiny random Qwen3, offline, CPU).
 
 The model and tokenizer are test_hf_policy.py's. Requests submitted with `asyncio.gather` all reach the
 sampler before its driver first runs, so they form one batch; the tests check that they did (a spy

@@ -1,7 +1,11 @@
-"""HFPolicy's token buffer on a Qwen3-style chat template, with a tiny random Qwen3 model (offline, CPU).
+"""Tests for lab.policies.hf_policy.
+
+HFPolicy's token buffer on a Qwen3-style chat template, with a tiny random Qwen3 model (offline, CPU).
 
 The model and its template are built in `tests.helpers.tiny_qwen3`. Where a test needs a tool turn, the sampling step
 is replaced by a script of token ids; logits and logprobs stay the model's.
+
+Also round prompts through a chat template: the catalog renders natively (`tools=`), as Qwen3's does.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""`openai:` and `hf:` orchestrators read one prompt: the engine's messages with the catalog once (no `tools=`
+"""Tests for lab.policies.openai_policy.
+
+`openai:` and `hf:` orchestrators read one prompt: the engine's messages with the catalog once (no `tools=`
 under the conversation protocol; only `tools=` under the round protocol).
 
 The `openai:` side runs over real HTTP against the fake server (`lab.testing.OpenAICompatServer`), whose

@@ -1,5 +1,8 @@
-"""Every orchestrator kind runs through the real engine: scripted baselines on the offline world,
-an `openai:` policy over real HTTP, and an `hf:` policy whose token trajectory the trainer can use."""
+"""Tests for lab.policies.
+
+Every orchestrator kind runs through the real engine: scripted baselines on the offline world,
+an `openai:` policy over real HTTP, and an `hf:` policy whose token trajectory the trainer can use.
+"""
 
 from __future__ import annotations
 

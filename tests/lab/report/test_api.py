@@ -1,4 +1,7 @@
-"""`load_report` over a real store: the tables a user gets for logged runs."""
+"""Tests for lab.report.api.
+
+`load_report` over a real store: the tables a user gets for logged runs.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Figure builders: the traces, names, colours and labels a reader sees."""
+"""Tests for lab.report.figures.
+
+Figure builders: the traces, names, colours and labels a reader sees.
+"""
 
 from __future__ import annotations
 

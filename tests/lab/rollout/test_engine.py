@@ -1,4 +1,9 @@
-"""The rollout engine: what a user sees in the logged steps and trajectory for each kind of turn."""
+"""Tests for lab.rollout.engine.
+
+The rollout engine: what a user sees in the logged steps and trajectory for each kind of turn.
+
+Also a trajectory through every tool family lands in the store with its tokens, cost and latency.
+"""
 
 from __future__ import annotations
 

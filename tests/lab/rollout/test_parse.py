@@ -1,4 +1,7 @@
-"""The turn parser: what a model writes becomes calls, an answer, or a precise format error."""
+"""Tests for lab.rollout.parse.
+
+The turn parser: what a model writes becomes calls, an answer, or a precise format error.
+"""
 
 import json
 

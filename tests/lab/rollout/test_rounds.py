@@ -1,4 +1,7 @@
-"""The round protocol: what the orchestrator is shown each round, what runs, and what ends a task."""
+"""Tests for lab.rollout.rounds.
+
+The round protocol: what the orchestrator is shown each round, what runs, and what ends a task.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,13 @@
-"""The released tau2 agent (`--tau2-agent released`): what it is shown, how its replies are read, what
+"""Tests for lab.rollout.tau2_released.
+
+The released tau2 agent (`--tau2-agent released`): what it is shown, how its replies are read, what
 call_expert does, and where tau2's step count stops it.
 
 The orchestrators here are scripted, turn by turn; the retail tools, the grader and the scripted user are
 the real ones of `--benchmark tau2:retail`.
+
+Also `orchestra eval --benchmark tau2:retail --tau2-agent released` end to end: the agent recorded in the
+run's config, the experts' costs in the run's cost, and what it cannot run refused.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Fitting profiles to logs: recovers known generating parameters, smooths towards a prior, round-trips to YAML."""
+"""Tests for lab.sim.calibrate.
+
+Fitting profiles to logs: recovers known generating parameters, smooths towards a prior, round-trips to YAML.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Simulated models on the real offline world: errors correlate, so re-rolling does not beat routing.
+"""Tests for lab.sim.draws.
+
+Simulated models on the real offline world: errors correlate, so re-rolling does not beat routing.
 
 These are the properties GRPO would otherwise exploit: re-asking a cheap model until it sounds sure, or
 re-asking a coder until its program "computes something" (flooding a prompt with candidates:

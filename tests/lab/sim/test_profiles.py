@@ -1,4 +1,7 @@
-"""Profiles file: validates, is priced, reproduces the paper where it says so, and rejects bad files clearly."""
+"""Tests for lab.sim.profiles.
+
+Profiles file: validates, is priced, reproduces the paper where it says so, and rejects bad files clearly.
+"""
 
 from __future__ import annotations
 

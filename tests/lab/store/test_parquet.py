@@ -1,4 +1,7 @@
-"""Export one run to Parquet and import it into another store file."""
+"""Tests for lab.store.parquet.
+
+Export one run to Parquet and import it into another store file.
+"""
 
 from __future__ import annotations
 

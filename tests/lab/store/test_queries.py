@@ -1,4 +1,7 @@
-"""Named queries users reach from the CLI and notebooks: run references by name, linked evaluations."""
+"""Tests for lab.store.queries.
+
+Named queries users reach from the CLI and notebooks: run references by name, linked evaluations.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Schema of the store: tables equal the records, versions and migrations, files that are not stores."""
+"""Tests for lab.store.schema.
+
+Schema of the store: tables equal the records, versions and migrations, files that are not stores.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""Writing to the store and reading back through the named queries."""
+"""Tests for lab.store.store.
+
+Writing to the store and reading back through the named queries.
+
+Also the store under real concurrency and real crashes: separate OS processes
+(`tests/helpers/store_writer_process.py`), SIGKILL, a left-over WAL, a lock held past its deadline.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""`orchestra synth` writes verified domains a user can evaluate at once with `--benchmark toolscale:DIR`."""
+"""Tests for lab.synth.env.
+
+`orchestra synth` writes verified domains a user can evaluate at once with `--benchmark toolscale:DIR`.
+
+Also grading one rollout of a synthesized task as tau2 does (`grade_synth`).
+"""
 
 from __future__ import annotations
 

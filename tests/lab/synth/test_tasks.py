@@ -1,9 +1,8 @@
-"""Tests for lab.synth.tasks, lab.synth.verify and build_domain: tau2 task shape, seeds, filters, DB check.
+"""Tests for lab.synth.tasks and build_domain: tau2 task shape, seeds, what the user is shown.
 
 What a user would notice: 30 verified tasks per domain in well under a second or two, the same tasks
-from the same seed, golden replays that reproduce the gold state, trajectories that skip a write,
-write a wrong value or touch the wrong record failing the DB check, communicate info that only the
-tools reveal, and the filters dropping the tasks they are meant to drop.
+from the same seed, and the scenario in the text the simulated user reads (verification:
+test_verify.py).
 """
 
 from __future__ import annotations

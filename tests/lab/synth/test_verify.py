@@ -1,5 +1,6 @@
 """Tests for lab.synth.verify: golden actions replay and pass the DB check, wrong trajectories fail it, the filters drop
-what they should."""
+what they should.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The evidence rule feeds the simulated models, so it feeds the reward: try to game it (hypothesis)."""
+"""Tests for lab.tools.findings.
+
+The evidence rule feeds the simulated models, so it feeds the reward: try to game it (hypothesis).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Building an index in committed chunks: an interrupted build resumes where it stopped and ends with
-the index an uninterrupted build makes."""
+"""Tests for lab.tools.index_build.
+
+Building an index in committed chunks: an interrupted build resumes where it stopped and ends with
+the index an uninterrupted build makes.
+"""
 
 from __future__ import annotations
 

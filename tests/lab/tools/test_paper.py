@@ -1,5 +1,8 @@
-"""The paper's toolkit shape: `search`, `enhance_reasoning`, `answer`, each taking one model slot, with the
-environment (not the orchestrator) handing the slot's model the problem and the context gathered so far."""
+"""Tests for lab.tools.paper.
+
+The paper's toolkit shape: `search`, `enhance_reasoning`, `answer`, each taking one model slot, with the
+environment (not the orchestrator) handing the slot's model the problem and the context gathered so far.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""World build: files, manifest, cache reuse, loading, and the `orchestra world` commands."""
+"""Tests for lab.world.build.
+
+World build: files, manifest, cache reuse, loading, and the `orchestra world` commands.
+
+Also the world's search index (MiniLM, flat) and local-search recall on its multi-hop questions.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Bookshop tools through the Tool interface, per-rollout state, and the world's database check."""
+"""Tests for lab.world.domain_tools.
+
+Bookshop tools through the Tool interface, per-rollout state, and the world's database check.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Tests for lab.world.selfcheck: every reference program prints its answer, also in the code interpreter, and the
-self-check catches a wrong stored answer."""
+self-check catches a wrong stored answer.
+"""
 
 from __future__ import annotations
 

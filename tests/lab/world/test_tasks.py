@@ -1,4 +1,8 @@
-"""Offline world content: determinism, counts, splits, multi-hop evidence, HLE reference programs."""
+"""Tests for lab.world.tasks.
+
+Offline world content: determinism, counts, splits, multi-hop evidence, HLE task formats
+(reference programs: test_selfcheck.py).
+"""
 
 from __future__ import annotations
 

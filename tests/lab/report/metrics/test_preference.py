@@ -1,5 +1,6 @@
 """Tests for lab.report.metrics.preference: preference scores, and the two paired measurements
-`orchestra train evidence` reports, on hand-made trajectories."""
+`orchestra train evidence` reports, on hand-made trajectories.
+"""
 
 from __future__ import annotations
 
