@@ -183,15 +183,20 @@ EXAMPLES = {"find_member_by_email": {"email": "ada@example.org"}, "get_member_de
 SCHEMA = {
     "tables": [
         {"name": "members", "id_field": "member_id", "fields": [
-            {"name": "member_id", "type": "str", "description": "id"}, {"name": "name", "type": "str", "description": "full name"},
-            {"name": "email", "type": "str", "description": "email"}, {"name": "max_loans", "type": "int", "description": "limit"}]},
+            {"name": "member_id", "type": "str", "description": "id"},
+            {"name": "name", "type": "str", "description": "full name"},
+            {"name": "email", "type": "str", "description": "email"},
+            {"name": "max_loans", "type": "int", "description": "limit"}]},
         {"name": "books", "id_field": "book_id", "fields": [
-            {"name": "book_id", "type": "str", "description": "id"}, {"name": "title", "type": "str", "description": "title"},
+            {"name": "book_id", "type": "str", "description": "id"},
+            {"name": "title", "type": "str", "description": "title"},
             {"name": "author", "type": "str", "description": "author"},
             {"name": "copies_available", "type": "int", "description": "copies on the shelf"}]},
         {"name": "loans", "id_field": "loan_id", "fields": [
-            {"name": "loan_id", "type": "str", "description": "id"}, {"name": "member_id", "type": "str", "description": "who"},
-            {"name": "book_id", "type": "str", "description": "what"}, {"name": "due_on", "type": "str", "description": "ISO day"},
+            {"name": "loan_id", "type": "str", "description": "id"},
+            {"name": "member_id", "type": "str", "description": "who"},
+            {"name": "book_id", "type": "str", "description": "what"},
+            {"name": "due_on", "type": "str", "description": "ISO day"},
             {"name": "status", "type": "str", "description": "open or returned"}]},
     ],
     "policy": "# Library desk\n- Identify the member by email first.\n- Confirm every change with the member.\n"
@@ -234,7 +239,8 @@ TASKS = {  # goal -> the task a model would write for it; the 2nd and 4th fail a
         "Renew Ben's loan, tell the new due day.", "You want to renew your book and know the new due date.",
         "You are Ben Okri, ben@example.org.",
         [_find("ben@example.org"), {"name": "get_member_details", "arguments": {"member_id": "M-2"}},
-         {"name": "renew_loan", "arguments": {"loan_id": "L-1"}}, {"name": "get_loan_details", "arguments": {"loan_id": "L-1"}}],
+         {"name": "renew_loan", "arguments": {"loan_id": "L-1"}},
+         {"name": "get_loan_details", "arguments": {"loan_id": "L-1"}}],
         ["2025-06-12"]),
     "Cara asks what two plus two is": _task(  # no tool needed: dropped as solvable without tools
         "Arithmetic.", "You want to know 2 + 2.", "You are Cara Diaz.",
@@ -245,7 +251,8 @@ TASKS = {  # goal -> the task a model would write for it; the 2nd and 4th fail a
          {"name": "return_book", "arguments": {"loan_id": "L-2"}}]),
     "Dan changes his email": _task(
         "Update Dan's email.", "You want your email changed to dan.wu@example.net.", "You are Dan Wu, dan@example.org.",
-        [_find("dan@example.org"), {"name": "update_member_email", "arguments": {"member_id": "M-4", "email": "dan.wu@example.net"}}]),
+        [_find("dan@example.org"),
+         {"name": "update_member_email", "arguments": {"member_id": "M-4", "email": "dan.wu@example.net"}}]),
     "Ada wants her loan limit raised": _task(
         "Raise Ada's limit to 4.", "You want to hold up to 4 books.", "You are Ada Byron, ada@example.org.",
         [_find("ada@example.org"), {"name": "set_loan_limit", "arguments": {"member_id": "M-1", "max_loans": 4}}]),
@@ -267,7 +274,8 @@ EVOLVED = _task(
 WRONG = {"schema": '```json\n{"tables": []}\n```', "models": "```python\nclass Member(Record)\n```",
          "records": '```json\n{"members": []}\n```', "toolkit": "```python\nTOOLS = {}\n```"}
 
-STAGE_OF = (("You design the database", "schema"), ("Write the pydantic", "models"), ("Write the initial data", "records"),
+STAGE_OF = (("You design the database", "schema"), ("Write the pydantic", "models"),
+            ("Write the initial data", "records"),
             ("Write the agent's tools", "toolkit"), ("real users of this service call about", "intents"),
             ("Turn each user request", "tasks"), ("Make this task harder", "evolution"))
 
@@ -290,7 +298,8 @@ class LibraryLLM:
         retry = "failed this check" in prompt
         if stage in self.always_broken or (stage in self.broken and not retry):
             return WRONG[stage]
-        answers = {"schema": SCHEMA, "models": MODELS_CODE, "records": RECORDS, "toolkit": TOOLS_CODE, "evolution": EVOLVED}
+        answers = {"schema": SCHEMA, "models": MODELS_CODE, "records": RECORDS, "toolkit": TOOLS_CODE,
+                   "evolution": EVOLVED}
         if stage == "intents":
             return _fenced([{"user": goal.split()[0], "goal": goal} for goal in TASKS])
         if stage == "tasks":

@@ -7,13 +7,16 @@ import random
 from pathlib import Path
 
 FACTS = {  # doc id -> (title, text, query)
-    "fact-lighthouse": ("Varnholm Lighthouse", "The Varnholm lighthouse was painted crimson in 1874 by keeper Edda Lindqvist.",
+    "fact-lighthouse": ("Varnholm Lighthouse",
+                        "The Varnholm lighthouse was painted crimson in 1874 by keeper Edda Lindqvist.",
                         "Who painted the Varnholm lighthouse crimson?"),
-    "fact-volcano": ("Mount Teskari", "Mount Teskari is a dormant volcano whose last eruption buried the village of Orum in 1612.",
+    "fact-volcano": ("Mount Teskari",
+                     "Mount Teskari is a dormant volcano whose last eruption buried the village of Orum in 1612.",
                      "Which village did the Teskari volcano bury?"),
     "fact-bridge": ("Kolvik Bridge", "The Kolvik suspension bridge spans 1,420 metres and opened to traffic in 1967.",
                     "How long is the Kolvik suspension bridge?"),
-    "fact-orchid": ("Blue orchid", "The ghost-blue orchid blooms only once every seven years in the cloud forests of Tarapo.",
+    "fact-orchid": ("Blue orchid",
+                    "The ghost-blue orchid blooms only once every seven years in the cloud forests of Tarapo.",
                     "How often does the ghost-blue orchid bloom?"),
 }
 _TOWNS = ["Ashford", "Belmar", "Corrin", "Dunmore", "Elsby", "Farrow", "Glenholt", "Harwick"]
@@ -28,7 +31,8 @@ def write_corpus(path: Path, n_filler: int = 32, seed: int = 3) -> int:
     rng = random.Random(seed)
     rows = [{"id": doc_id, "title": title, "text": text} for doc_id, (title, text, _) in FACTS.items()]
     rows += [{"id": f"doc-{i:03d}", "title": f"{rng.choice(_TOWNS)} notes",
-              "text": rng.choice(_TEMPLATES).format(t=rng.choice(_TOWNS), n=rng.randint(2, 900))} for i in range(n_filler)]
+              "text": rng.choice(_TEMPLATES).format(t=rng.choice(_TOWNS),
+                                                    n=rng.randint(2, 900))} for i in range(n_filler)]
     rng.shuffle(rows)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return len(rows)

@@ -26,7 +26,8 @@ QWEN3_TEMPLATE = """
 {%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
 {%- for message in messages[::-1] %}
     {%- set index = (messages|length - 1) - loop.index0 %}
-    {%- if ns.multi_step_tool and message.role == "user" and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+    {%- if ns.multi_step_tool and message.role == "user"
+           and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
         {%- set ns.multi_step_tool = false %}
         {%- set ns.last_query_index = index %}
     {%- endif %}
@@ -43,7 +44,8 @@ QWEN3_TEMPLATE = """
         {%- endif %}
         {#- BROKEN-HOOK #}
         {%- if loop.index0 > ns.last_query_index and (loop.last or reasoning_content) %}
-            {{- '<|im_start|>assistant\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') }}
+            {{- '<|im_start|>assistant\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n'
+                + content.lstrip('\\n') }}
         {%- else %}
             {{- '<|im_start|>assistant\\n' + content }}
         {%- endif %}

@@ -207,7 +207,8 @@ def listing(candidates: list[str], style: str) -> str:
 
 
 def _task(answer, answer_type="exact", **kw) -> WorldTask:
-    return WorldTask(task_id="t", family="frames", domain="x", question="q?", answer=answer, answer_type=answer_type, **kw)
+    return WorldTask(task_id="t", family="frames", domain="x", question="q?", answer=answer, answer_type=answer_type,
+                     **kw)
 
 
 # ---- (a) the reference and its marked forms pass ----------------------------------------------------
@@ -317,7 +318,8 @@ def test_listing_numbers_never_passes(case, tolerance):
 # ---- (d) normalisation ------------------------------------------------------------------------------
 
 
-@given(reference_name, st.sampled_from(["{}", "the {}", "{}!", "  {}  ", "'{}'"]), st.sampled_from([str.upper, str.lower]))
+@given(reference_name, st.sampled_from(["{}", "the {}", "{}!", "  {}  ", "'{}'"]),
+       st.sampled_from([str.upper, str.lower]))
 def test_case_punctuation_and_articles_do_not_matter(reference, wrap, case):
     answer = case(wrap.format(reference))
     assert normalize_answer(normalize_answer(answer)) == normalize_answer(answer)

@@ -55,7 +55,8 @@ def test_an_eval_p_gets_one_of_its_eval_instructions_never_a_train_one():
         assert shown <= wordings and len(shown) >= 2 and not shown & TRAIN
     # outcome=1 is also a train P: its train wording is never shown at eval
     assert Preference.parse("outcome=1", TOOLS).weights == preference_pairs("train")[0].bind(TOOLS).weights
-    assert instruction_for("world-0001", "outcome=1", TOOLS) in {p.instruction for p in evals if p.weights == {"outcome": 1.0}}
+    assert instruction_for("world-0001", "outcome=1",
+                           TOOLS) in {p.instruction for p in evals if p.weights == {"outcome": 1.0}}
 
 
 def test_the_choice_is_stable_by_task_id_and_matches_p_after_binding():
@@ -76,7 +77,8 @@ def test_an_unknown_p_gets_the_template_naming_each_nonzero_weight():
     assert prefs.source == "template" and len(prefs.choices) == 1
     text = prefs.for_task("world-0001").instruction
     assert text == describe(Preference.parse("outcome=0.7,latency=0.3,local_search=0.5", TOOLS))
-    assert text.startswith("Getting the answer right matters; calling local_search matters; answering quickly matters a little.")
+    assert text.startswith("Getting the answer right matters; calling local_search matters; "
+                           "answering quickly matters a little.")
     assert "outcome=0.7" in text and "local_search=0.5" in text and "latency=0.3" in text
     assert "cost" not in text and "compute" not in text  # zero weights are not mentioned
     assert {instruction_for(t, "outcome=0.7,latency=0.3,local_search=0.5", TOOLS) for t in TASK_IDS} == {text}
@@ -103,7 +105,8 @@ def test_held_out_gives_each_task_a_whole_eval_pair_of_this_toolkit():
     assert got == [task_preferences(HELD_OUT, TOOLS).for_task(t) for t in TASK_IDS]
     # a toolkit without the private pair's tools only offers the other pairs
     small = task_preferences(HELD_OUT, ["code_interpreter"])
-    assert small.choices and all(set(c.as_dict()) == {"code_interpreter", "outcome", "compute", "latency"} for c in small.choices)
+    assert small.choices and all(set(c.as_dict()) == {"code_interpreter", "outcome", "compute",
+                                                      "latency"} for c in small.choices)
     assert not any("local search" in c.instruction.lower() for c in small.choices)
 
 
@@ -132,7 +135,8 @@ def test_run_eval_puts_each_tasks_instruction_in_the_system_prompt_and_logs_it(t
             expected = instruction_for(row.task_id, preference, tools)
             assert expected and logged_instruction(run_record.config_json, row.task_id) == expected
             assert system_of[questions[row.task_id]].endswith(f"\nUser preference: {expected}\n")
-            assert json.loads(row.preference_json) == task_preferences(preference, tools).for_task(row.task_id).as_dict()
+            assert json.loads(row.preference_json) == task_preferences(preference,
+                                                                       tools).for_task(row.task_id).as_dict()
         if preference == HELD_OUT:
             assert trajs.preference_json.nunique() >= 2  # one run, several held-out P
             # a second, independent run pairs every task the same way
@@ -144,7 +148,8 @@ def test_run_eval_puts_each_tasks_instruction_in_the_system_prompt_and_logs_it(t
 def test_sampling_and_instruction_are_part_of_the_run_identity():
     base = EvalConfig(orchestrator="hf:smollm2", samples=4, temperature=0.7)
     ids = {base.run_id(None, 50)}
-    for change in ({"temperature": 0.8}, {"top_p": 0.9}, {"max_new_tokens": 64}, {"preference_instruction": "Be quick."}):
+    for change in ({"temperature": 0.8}, {"top_p": 0.9}, {"max_new_tokens": 64},
+                   {"preference_instruction": "Be quick."}):
         ids.add(base.model_copy(update=change).run_id(None, 50))
     assert len(ids) == 5
     assert EvalConfig(orchestrator="hf:smollm2", samples=4, temperature=0.7).run_id(None, 50) == base.run_id(None, 50)

@@ -20,7 +20,8 @@ def test_price_tables_carry_the_shared_numbers_and_sources():
             if "stand-in" in key:
                 continue  # stored under the model it stands in for, checked below
             price = table.price(key)
-            assert (price.provider, price.input_per_mtok, price.output_per_mtok) == (provider, entry["input"], entry["output"])
+            assert (price.provider, price.input_per_mtok, price.output_per_mtok) == (provider, entry["input"],
+                                                                                     entry["output"])
             assert price.source.startswith("http")
     stand_in = PriceTable.load("deepinfra").price("qwen2.5-math-72b-instruct")
     assert stand_in.stand_in == "qwen2.5-72b-instruct" and stand_in.input_per_mtok == 0.12

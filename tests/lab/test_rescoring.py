@@ -45,10 +45,12 @@ def test_reprice_includes_the_orchestrators_own_tokens(tmp_path):
     own = PriceTable.load().price("qwen3-32b").cost(10_000, 2_000)
     step = StepRecord(run_id="o", task_id="t", turn=0, tool_name="sim:gpt-5", model="gpt-5",
                       input_tokens=100, output_tokens=50, cost_usd=PriceTable.load().price("gpt-5").cost(100, 50))
-    traj = TrajectoryRecord(run_id="o", task_id="t", input_tokens=10_000, output_tokens=2_000, cost_usd=own + step.cost_usd)
+    traj = TrajectoryRecord(run_id="o", task_id="t", input_tokens=10_000, output_tokens=2_000,
+                            cost_usd=own + step.cost_usd)
     store.write_run(run)
     store.write_trajectories([(traj, [step], None)])
-    steps = with_orchestrator_steps(queries.steps_df(store, "o"), queries.trajectories_df(store, ["o"]), run.orchestrator)
+    steps = with_orchestrator_steps(queries.steps_df(store, "o"), queries.trajectories_df(store, ["o"]),
+                                    run.orchestrator)
     by_model = reprice_steps(steps, PriceTable.load("deepinfra")).set_index("model")
     assert by_model.loc["qwen3-32b", "old_cost_usd"] == pytest.approx(own)
     assert by_model.loc["qwen3-32b", "new_cost_usd"] == pytest.approx((10_000 * 0.10 + 2_000 * 0.28) / 1e6)
@@ -72,7 +74,8 @@ def test_a_judges_steps_are_never_the_orchestrators_cost(tmp_path):
                             judge_cost_usd=judge.cost_usd, exact_correct=False, judge_correct=True, outcome=1.0)
     store.write_run(run)
     store.write_trajectories([(traj, [judge], None)])
-    steps = with_orchestrator_steps(queries.steps_df(store, "j"), queries.trajectories_df(store, ["j"]), run.orchestrator)
+    steps = with_orchestrator_steps(queries.steps_df(store, "j"), queries.trajectories_df(store, ["j"]),
+                                    run.orchestrator)
     assert list(steps.tool_name) == ["(orchestrator)"] and steps.cost_usd.sum() == pytest.approx(own)
     assert reprice_steps(steps, PriceTable.load("deepinfra")).model.tolist() == ["qwen3-32b"]
 
@@ -118,13 +121,15 @@ def test_local_steps_keep_their_cost_or_pay_gpu_time(tmp_path):
 
     store = _local_store(tmp_path, "hf:/models/qwen3-8b", [SMOLLM2])
     run = queries.run(store, "L")
-    steps = with_orchestrator_steps(queries.steps_df(store, "L"), queries.trajectories_df(store, ["L"]), run.orchestrator,
+    steps = with_orchestrator_steps(queries.steps_df(store, "L"), queries.trajectories_df(store, ["L"]),
+                                    run.orchestrator,
                                     toolkit_json=run.toolkit_json)
     own = steps[steps.kind == "orchestrator"].iloc[0]
     # a local checkpoint named like a hosted model is still local: it ran here, nobody billed tokens
     assert own.model == "hf:/models/qwen3-8b" and own.local and own.latency_s == pytest.approx(3.0)
     assert step_costs_under(steps, PriceTable.load("deepinfra")).tolist() == [0.0, 0.0, 0.0]
-    assert step_costs_under(steps, PriceTable.load("deepinfra"), gpu_hour_usd=7.2).tolist() == pytest.approx([0.004, 0.0, 0.006])
+    assert step_costs_under(steps, PriceTable.load("deepinfra"),
+                            gpu_hour_usd=7.2).tolist() == pytest.approx([0.004, 0.0, 0.006])
     by = reprice_steps(steps, PriceTable.load("deepinfra")).set_index("model").priced_by
     assert by["smollm2-135m-instruct"] == by["hf:/models/qwen3-8b"] == LOCAL_UNPRICED
 

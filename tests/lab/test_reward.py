@@ -385,7 +385,8 @@ filter_weights = st.lists(st.floats(0, 1), min_size=len(FILTER_TOOLS) + 3, max_s
 def test_unsolved_earn_nothing_and_filtered_carry_no_advantage(data, P, threshold):
     groups, outcomes, costs, latencies, n_search, n_gpt, passed = map(list, zip(*data))
     counts = [{"search": s, "gpt-5": g} for s, g in zip(n_search, n_gpt)]
-    R, A, keep = rescore(counts, outcomes, costs, latencies, FILTER_TOOLS, np.array(P), groups, threshold, passed=passed)
+    R, A, keep = rescore(counts, outcomes, costs, latencies, FILTER_TOOLS, np.array(P), groups, threshold,
+                         passed=passed)
     outcome, ok = np.array(outcomes), np.array(passed)
     assert (R[outcome == 0] == 0).all() and (R >= 0).all()
     assert (A[~ok] == 0).all() and not keep[~ok].any()

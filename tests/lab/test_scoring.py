@@ -37,10 +37,12 @@ def run(run_id: str, outcomes: dict[str, list[float]], seed: int) -> tuple[RunRe
     items = []
     for task_id, samples in outcomes.items():
         for sample, outcome in enumerate(samples):
-            counts = {"local_search": int(rng.integers(0, 3)), TOOLS[1 + int(rng.integers(0, 2))]: int(rng.integers(1, 3))}
+            counts = {"local_search": int(rng.integers(0, 3)),
+                      TOOLS[1 + int(rng.integers(0, 2))]: int(rng.integers(1, 3))}
             items.append((TrajectoryRecord(
                 run_id=run_id, task_id=task_id, sample_idx=sample, group_id=task_id, outcome=outcome, final_answer="42",
-                n_turns=2, cost_usd=float(rng.uniform(0.001, 0.05)), latency_s=float(rng.uniform(1, 30)), benchmark="world",
+                n_turns=2, cost_usd=float(rng.uniform(0.001, 0.05)), latency_s=float(rng.uniform(1, 30)),
+                benchmark="world",
                 tool_counts_json=json.dumps(counts), preference_json=json.dumps({"outcome": 1})), [], None))
     return record, items
 
@@ -53,7 +55,8 @@ def three_runs(store_of):
 
 
 def by_key(frame: pd.DataFrame, column: str) -> dict[tuple[str, str, int], float]:
-    return {(r, t, int(s)): float(v) for r, t, s, v in zip(frame.run_id, frame.task_id, frame.sample_idx, frame[column])}
+    return {(r, t, int(s)): float(v) for r, t, s,
+            v in zip(frame.run_id, frame.task_id, frame.sample_idx, frame[column])}
 
 
 def test_the_four_consumers_agree_on_one_store(three_runs):
@@ -64,12 +67,14 @@ def test_the_four_consumers_agree_on_one_store(three_runs):
     # rewards within each GRPO group: the steering page, `orchestra rescore RUN`, the trainer
     app = group_rewards(frame, P)
     rescored = pd.DataFrame([s.model_dump() for r in ids for s in rescore_run(three_runs, r, P_TEXT).scores])
-    records = [TrajectoryRecord(**{k: v for k, v in row.items() if k in TrajectoryRecord.model_fields and not pd.isna(v)})
+    records = [TrajectoryRecord(**{k: v for k,
+                                   v in row.items() if k in TrajectoryRecord.model_fields and not pd.isna(v)})
                for row in trajs.to_dict("records")]
     weights = {n: P.get(n, 0.0) for n in frame.names}
     rows = [RowFeatures.of(t, TOOLS, weights, format_ok=True) for t in records]
     # the trainer's group ids are unique per run (`step:example`); eval runs log the task id
-    trainer = score_rows([RowFeatures(**{**r.__dict__, "group_id": f"{t.run_id}/{r.group_id}"}) for r, t in zip(rows, records)], TOOLS)
+    trainer = score_rows([RowFeatures(**{**r.__dict__, "group_id": f"{t.run_id}/{r.group_id}"}) for r,
+                          t in zip(rows, records)], TOOLS)
     assert (app.reward > 0).any() and (app.reward == 0).any()
     assert by_key(rescored, "reward") == pytest.approx(by_key(app, "reward"), abs=1e-12)
     assert by_key(rescored, "advantage") == pytest.approx(by_key(app, "advantage"), abs=1e-12)
@@ -87,7 +92,8 @@ def test_the_four_consumers_agree_on_one_store(three_runs):
     assert list(report.sort_values("preference_score", ascending=False).run_id) == list(ranking.run_id)
     shared = shared_rows(frame, ids)
     stored = pd.DataFrame([s.model_dump() for r in ids for s in across.scores[r]])
-    assert by_key(stored, "reward") == pytest.approx(by_key(shared.rows.assign(r=task_rewards(shared, P)), "r"), abs=1e-12)
+    assert by_key(stored, "reward") == pytest.approx(by_key(shared.rows.assign(r=task_rewards(shared, P)), "r"),
+                                                     abs=1e-12)
 
 
 # ---------------------------------------------------------------- properties of the frame
@@ -105,7 +111,8 @@ weights = st.dictionaries(st.sampled_from(["web", "gpt-5", "calc", "outcome", "c
 
 def frame_of(rows: list, toolkit: list[str] = ()) -> FeatureFrame:
     return FeatureFrame.of(pd.DataFrame({
-        "run_id": "r", "task_id": [r[0] for r in rows], "sample_idx": range(len(rows)), "group_id": [r[0] for r in rows],
+        "run_id": "r", "task_id": [r[0] for r in rows], "sample_idx": range(len(rows)),
+        "group_id": [r[0] for r in rows],
         "tool_counts_json": [json.dumps(r[1]) for r in rows], "outcome": [r[2] for r in rows],
         "cost_usd": [r[3] for r in rows], "latency_s": [r[4] for r in rows]}), toolkit)
 
@@ -143,7 +150,8 @@ def test_a_group_is_the_rollouts_of_one_task(rows, others, P):
 
 
 def test_rows_logged_without_a_group_id_group_by_task_and_step():
-    frame = FeatureFrame.of(pd.DataFrame({"run_id": ["a", "a", "b"], "task_id": ["t1", "t2", "t1"], "group_id": ["", "", ""],
+    frame = FeatureFrame.of(pd.DataFrame({"run_id": ["a", "a", "b"], "task_id": ["t1", "t2", "t1"],
+                                          "group_id": ["", "", ""],
                                           "train_step": [0, 0, 0], "tool_counts_json": ["{}"] * 3, "outcome": [1.0] * 3,
                                           "cost_usd": [0.1] * 3, "latency_s": [1.0] * 3}))
     assert list(frame.rows.group) == ["t1@0", "t2@0", "t1@0"]
@@ -152,7 +160,8 @@ def test_rows_logged_without_a_group_id_group_by_task_and_step():
 
 def test_an_unsolved_rollout_inflating_a_feature_earns_nothing():
     honest = [("t1", {"gpt-5": 1}, 1.0, 0.02, 10.0), ("t1", {"web": 2}, 1.0, 0.01, 20.0)]
-    cheat = ("t1", {"gpt-5": 1000}, 0.0, 0.0, 0.0)                          # calls the preferred model, free and instant
+    cheat = ("t1", {"gpt-5": 1000}, 0.0, 0.0,
+             0.0)                          # calls the preferred model, free and instant
     P = {"gpt-5": 1.0, "compute": 1.0, "latency": 1.0}
     with_cheat = frame_of([*honest, cheat]).rewards(P)
     assert with_cheat[-1] == 0.0
@@ -160,7 +169,8 @@ def test_an_unsolved_rollout_inflating_a_feature_earns_nothing():
 
 
 def test_feature_tools_put_the_toolkit_first():
-    assert feature_tools(["web", "gpt-5"], ['{"zeta": 1}', {"web": 2, "alpha": 1}, None]) == ["web", "gpt-5", "alpha", "zeta"]
+    assert feature_tools(["web", "gpt-5"], ['{"zeta": 1}', {"web": 2, "alpha": 1}, None]) == ["web", "gpt-5", "alpha",
+                                                                                              "zeta"]
 
 
 def test_the_module_examples_hold():

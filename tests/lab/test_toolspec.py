@@ -31,9 +31,12 @@ def test_toolkit_prices_llm_tools_from_the_table_and_reprices():
     [
         ("tools: [\n  - name: a\n    bad: [", "line"),
         ("name: x", "a toolkit is a mapping with a 'tools' list"),
-        ("tools:\n  - name: a\n    category: wizard\n    description: d\n    parameters: {type: object}", "tools[0] (a).category"),
-        ("tools:\n  - {name: m, category: generalist, description: d, model: gpt-9}", "model 'gpt-9' of tool 'm' has no price"),
-        ("tools:\n  - {name: a, category: basic, description: d, parameters: {type: string}}", "tools[0] (a).parameters"),
+        ("tools:\n  - name: a\n    category: wizard\n    description: d\n    parameters: {type: object}",
+         "tools[0] (a).category"),
+        ("tools:\n  - {name: m, category: generalist, description: d, model: gpt-9}",
+         "model 'gpt-9' of tool 'm' has no price"),
+        ("tools:\n  - {name: a, category: basic, description: d, parameters: {type: string}}",
+         "tools[0] (a).parameters"),
         ("tools:\n  - {name: a, category: basic, description: d, parameters: {type: object}}\n"
          "  - {name: a, category: basic, description: d, parameters: {type: object}}", "appears twice"),
     ],

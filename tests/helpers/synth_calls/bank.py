@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domains import bank_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:
@@ -22,7 +21,8 @@ def calls(db: dict) -> Calls:
         bank_data.TODAY - date.fromisoformat(t["posted_on"])).days <= bank_data.DISPUTE_DAYS)
     transfer = first(db["transfers"].values(), lambda t: t["status"] == "scheduled")
     loan = first(db["loans"].values(), lambda n: any(
-        a["customer_id"] == n["customer_id"] and a["status"] == "open" and a["balance"] >= 1 for a in accounts.values()))
+        a["customer_id"] == n["customer_id"] and a["status"] == "open" and a["balance"] >= 1
+        for a in accounts.values()))
     payer = first(accounts.values(), lambda a: a["customer_id"] == loan["customer_id"] and a["status"] == "open"
                    and a["balance"] >= 1)
     c = db["customers"]["CUS-1001"]

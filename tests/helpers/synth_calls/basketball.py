@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domains import basketball_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:

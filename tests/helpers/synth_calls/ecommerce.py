@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domains import ecommerce_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domains import medicine_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def _free_slot(db: dict, doctor: dict, patient_id: str, not_on: str = "") -> tuple[str, str]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domain import next_id
 from lab.synth.domains import restaurant, restaurant_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:
@@ -40,11 +39,14 @@ def calls(db: dict) -> Calls:
         "transfer_to_human_agents": [("transfer_to_human_agents", {"summary": "Party of 9."})],
         "create_reservation": [("create_reservation", {"guest_id": guest["guest_id"], **booking})],
         "modify_reservation": [("modify_reservation", {"reservation_id": later["reservation_id"], "date": later["date"],
-                                                       "time": later["time"], "party_size": 1 if later["party_size"] > 1 else 2})],
+                                                       "time": later["time"],
+                                                       "party_size": 1 if later["party_size"] > 1 else 2})],
         "cancel_reservation": [("cancel_reservation", {"reservation_id": later["reservation_id"]})],
-        "set_reservation_note": [("set_reservation_note", {"reservation_id": later["reservation_id"], "note": other_note})],
+        "set_reservation_note": [("set_reservation_note",
+                                  {"reservation_id": later["reservation_id"], "note": other_note})],
         "place_order": [("place_order", order)],
         "cancel_order": [("cancel_order", {"order_id": placed["order_id"]})],
         "redeem_loyalty_points": [("place_order", order),
-                                  ("redeem_loyalty_points", {"order_id": next_id(db["orders"], "ORD-", 5), "points": 100})],
+                                  ("redeem_loyalty_points",
+                                   {"order_id": next_id(db["orders"], "ORD-", 5), "points": 100})],
     }

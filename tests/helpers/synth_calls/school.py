@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domains import school_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.helpers.synth_calls.common import Calls, first
-
 from lab.synth.domain import next_id
 from lab.synth.domains import weather_data
+from tests.helpers.synth_calls.common import Calls, first
 
 
 def calls(db: dict) -> Calls:

@@ -48,7 +48,8 @@ def test_the_registry_names_it_in_help_and_validation():
     result = orchestra_with_arith("eval", "--help")
     assert "arith[:N]" in result.stdout
     refused = orchestra_with_arith("eval", "--benchmark", "gsm8k")
-    assert refused.returncode == 2 and "expected one of world, frames, hle, tau2, toolscale, bfcl, arith" in refused.stderr
+    assert (refused.returncode == 2
+            and "expected one of world, frames, hle, tau2, toolscale, bfcl, arith" in refused.stderr)
 
 
 def test_its_grader_is_the_one_a_run_grades_with(monkeypatch):
@@ -63,5 +64,6 @@ def test_its_grader_is_the_one_a_run_grades_with(monkeypatch):
 
     source = load_source(EvalConfig.build(benchmark="arith"))
     task = source.tasks[1]
-    graded = [asyncio.run(source.grader(task, answer, ToolContext(task_id=task.task_id, task=task))) for answer in ("42", "41")]
+    graded = [asyncio.run(source.grader(task, answer,
+                                        ToolContext(task_id=task.task_id, task=task))) for answer in ("42", "41")]
     assert (task.question, graded) == ("What is 40 + 2?", [1.0, 0.0])

@@ -87,7 +87,8 @@ def test_a_finished_run_is_not_run_again(tmp_path: Path, world):
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
-def test_budget_guard_stops_near_the_cap_and_never_stores_a_cut_rollout_as_wrong(tmp_path: Path, world, concurrency: int):
+def test_budget_guard_stops_near_the_cap_and_never_stores_a_cut_rollout_as_wrong(tmp_path: Path, world,
+                                                                                 concurrency: int):
     store = Store(tmp_path / "b.duckdb")
     config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=60,
                         budget_usd=0.6, concurrency=concurrency)
@@ -129,7 +130,8 @@ def test_failures_are_written_and_counted_outages_are_not(tmp_path: Path, world,
 
     monkeypatch.setattr(scripted._ScriptSession, "generate", flaky)
     store = Store(tmp_path / "f.duckdb")
-    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=20, concurrency=1)
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=20,
+                        concurrency=1)
     (summary,) = run_eval(config, store)
     trajs = queries.trajectories_df(store)
     assert summary.unavailable > 0 and summary.failed > 0
@@ -165,7 +167,8 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
         (["eval", "--preference", "outcome=3", "--limit", "1"], "'outcome' must be in [0, 1]"),
     ]
     for args, message in cases:
-        result = subprocess.run(orchestra(*args, "--db", str(tmp_path / "x.duckdb")), capture_output=True, text=True, timeout=300)
+        result = subprocess.run(orchestra(*args, "--db", str(tmp_path / "x.duckdb")), capture_output=True, text=True,
+                                timeout=300)
         assert result.returncode == 2, (args, result.stderr)
         assert message in result.stderr, (args, result.stderr)
     assert len(queries.trajectories_df(Store(tmp_path / "x.duckdb"))) == 0
@@ -173,7 +176,8 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
 
 def test_a_policy_that_cannot_start_fails_the_run_with_one_line(tmp_path: Path, world):
     db = tmp_path / "f.duckdb"
-    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "3", "--orchestrator", "hf:/no/such/model", "--db", str(db)),
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "3", "--orchestrator", "hf:/no/such/model", "--db",
+                                      str(db)),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "hf: model not found: /no/such/model" in result.stderr
     runs = queries.runs_df(Store(db))
@@ -185,7 +189,8 @@ def test_an_unreachable_orchestrator_endpoint_exits_1_naming_it_and_stores_nothi
 
     db = tmp_path / "down.duckdb"
     url = f"http://127.0.0.1:{unused_port()}/v1"
-    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db", str(db),
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db",
+                                      str(db),
                                       "--json"), capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr
     (row,) = json.loads(result.stdout)
@@ -208,7 +213,8 @@ class SearchThenAnswer:
         self.offered: list[list[str]] = []
 
     def session(self, task, specs, seed):
-        policy, turns = self, [format_tool_call("search", {"model": "search-1"}), format_tool_call("answer", {"model": "answer-1"})]
+        policy, turns = self, [format_tool_call("search", {"model": "search-1"}),
+                               format_tool_call("answer", {"model": "answer-1"})]
 
         class Session:
             async def generate(self, messages, tools=None, observations=None):
@@ -233,7 +239,8 @@ def setup(tmp_path_factory):
         csv.writer(fh).writerows([["question", "true_answer"], [QUESTION, "Edda Lindqvist"]])
     server = OpenAICompatServer(script=[f"QUERY: {QUESTION}", "ANSWER: Edda Lindqvist"] * 2)
     with server:
-        model = {"name": "gpt-5", "model": "gpt-5", "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+        model = {"name": "gpt-5", "model": "gpt-5",
+                 "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
         toolkit = {"name": "frames-wiki", "tools": [
             {"name": "search", "backend": {"kind": "paper", "role": "search", "slots": {"search-1": model},
                                            "retriever": {"kind": "local_search", "index": str(root / "index")}}},
@@ -261,7 +268,8 @@ def documents(prompt: str) -> list[str]:
 
 def test_frames_retrieves_the_released_150_best_last_cut_at_4000_characters(setup):
     prompt, retriever, config = evaluate(setup)
-    assert retriever["top_k"] == 150 and config["retrieval_top_k"] is None  # the released default, recorded with the run
+    # the released default, recorded with the run
+    assert retriever["top_k"] == 150 and config["retrieval_top_k"] is None
     shown = documents(prompt)
     assert len(shown) == 36  # all of the corpus: fewer than 150 documents
     assert shown[-1].startswith("36: Varnholm Lighthouse: The Varnholm lighthouse was painted crimson")

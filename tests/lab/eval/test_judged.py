@@ -49,7 +49,8 @@ def test_a_judged_run_reports_accuracy_both_ways_and_the_judges_cost_apart(tmp_p
     assert (trajs.judge_correct.astype(bool) | ~trajs.exact_correct.astype(bool)).all()
     assert (trajs.outcome == trajs.judge_correct.astype(float)).all()
     # its cost is its own, and never in the rollouts' cost (the scripted orchestrator spends nothing itself)
-    assert by_task.judge_cost_usd.sum() == pytest.approx(judge_steps.cost_usd.sum()) and judge_steps.cost_usd.gt(0).all()
+    assert (by_task.judge_cost_usd.sum() == pytest.approx(judge_steps.cost_usd.sum())
+            and judge_steps.cost_usd.gt(0).all())
     assert by_task.cost_usd.sum() == pytest.approx(own_steps.cost_usd.sum())
     run_id = trajs.run_id.iloc[0]
     repriced = json.loads(orchestra("reprice", run_id, "--pricing", "default", "--db", str(db), "--json").stdout)
@@ -69,7 +70,8 @@ def test_a_judged_run_reports_accuracy_both_ways_and_the_judges_cost_apart(tmp_p
     ("gpt-9", "--judge 'gpt-9': not an LLM tool of toolkit 'world-offline'"),
     ("local_search", "--judge 'local_search': not an LLM tool"),
 ])
-def test_a_judge_that_is_not_an_llm_tool_is_one_line_exit_2_and_creates_nothing(tmp_path: Path, judge: str, message: str):
+def test_a_judge_that_is_not_an_llm_tool_is_one_line_exit_2_and_creates_nothing(tmp_path: Path, judge: str,
+                                                                                message: str):
     db = tmp_path / "never.duckdb"
     result = orchestra(*eval_args("world:frames", db, "--limit", "2", "--judge", judge))
     assert result.returncode == 2 and message in result.stderr
@@ -87,11 +89,13 @@ def test_a_failing_judge_is_no_verdict_not_a_wrong_answer_and_the_same_command_r
     db = tmp_path / "flaky.duckdb"
     with OpenAICompatServer(reply="<correct>False</correct>", usage=(300, 20)) as server:
         kit = yaml.safe_load((TOOLKITS_DIR / "world-offline.yaml").read_text())
-        kit["tools"].append({"name": "judge", "category": "generalist", "model": "gpt-5", "description": "GPT-5 as judge.",
+        kit["tools"].append({"name": "judge", "category": "generalist", "model": "gpt-5",
+                             "description": "GPT-5 as judge.",
                              "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5",
                                          "max_retries": 0, "timeout_s": 10}})
         (tmp_path / "kit.yaml").write_text(yaml.safe_dump(kit))
-        args = [*eval_args("world:frames", db, "--limit", "8", "--judge", "judge", "--json"), "--toolkit", str(tmp_path / "kit.yaml")]
+        args = [*eval_args("world:frames", db, "--limit", "8", "--judge", "judge", "--json"), "--toolkit",
+                str(tmp_path / "kit.yaml")]
         server.behaviour.fail_first, server.behaviour.fail_status = 10_000, 500
         down = orchestra(*args)
         assert down.returncode == 1, down.stderr

@@ -51,7 +51,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 #: Templates that change earlier turns in ways no buffer can follow.
 BROKEN = {
     "system turn counts the messages": QWEN3_TEMPLATE.replace(
-        "messages[0].content + '<|im_end|>", "messages[0].content + ' (' + (messages|length|string) + ' messages)<|im_end|>"),
+        "messages[0].content + '<|im_end|>",
+        "messages[0].content + ' (' + (messages|length|string) + ' messages)<|im_end|>"),
     "earlier assistant turns truncated": QWEN3_TEMPLATE.replace(
         "{#- BROKEN-HOOK #}", "{%- if not loop.last %}{%- set content = content[:12] %}{%- endif %}"),
 }
@@ -121,16 +122,19 @@ def test_rollout_buffer_is_the_conversation_as_the_model_saw_it(model_dir, token
     expected = (
         f"<|im_start|>system\n{first[0]['content']}<|im_end|>\n<|im_start|>user\n{Task.question}<|im_end|>\n"
         f"<|im_start|>assistant\n{TURN_1}<|im_end|>\n"
-        f"<|im_start|>user\n<tool_response>\n{tool_response_text('lookup', 'RESULT-42', 10**6)}\n</tool_response><|im_end|>\n"
+        f"<|im_start|>user\n<tool_response>\n{tool_response_text('lookup', 'RESULT-42', 10**6)}\n"
+        f"</tool_response><|im_end|>\n"
         f"<|im_start|>assistant\n{tokenizer.decode(turn_2)}<|im_end|>\n"
         f"<|im_start|>user\n{third[-1]['content']}<|im_end|>\n"
         f"<|im_start|>assistant\n{TURN_3}<|im_end|>"
     )
     assert third[-1]["content"] == FORMAT_REMINDER.format(error="the turn holds neither a <tool_call> nor an <answer>")
     assert tokenizer.decode(tokens.prompt_ids + tokens.completion_ids) == expected
-    assert tokenizer.decode(tokens.prompt_ids) == tokenizer.apply_chat_template(first, tokenize=False, add_generation_prompt=True)
+    assert tokenizer.decode(tokens.prompt_ids) == tokenizer.apply_chat_template(first, tokenize=False,
+                                                                                add_generation_prompt=True)
     # ...which a re-render cannot give: the template re-spaced turn 1's think at turn 2, dropped it at turn 3
-    assert "<think>\nI need the value.\n</think>\n\n<tool_call>" in tokenizer.apply_chat_template(second, tokenize=False)
+    assert "<think>\nI need the value.\n</think>\n\n<tool_call>" in tokenizer.apply_chat_template(second,
+                                                                                                  tokenize=False)
     final = tokenizer.apply_chat_template([*third, {"role": "assistant", "content": TURN_3}], tokenize=False)
     assert "I need the value." not in final and "<|im_start|>assistant\n<tool_call>" in final
 
@@ -184,7 +188,8 @@ def test_template_that_rewrites_earlier_turns_fails_loudly_and_leaves_the_buffer
 def test_broken_template_ends_the_rollout_with_the_error(tmp_path, monkeypatch):
     model_dir = build_model_dir(tmp_path / "broken", BROKEN["system turn counts the messages"])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    monkeypatch.setattr(hf_policy, "_choose", Script(ids(tokenizer, TURN_1) + [tokenizer.convert_tokens_to_ids("<|im_end|>")]))
+    monkeypatch.setattr(hf_policy, "_choose",
+                        Script(ids(tokenizer, TURN_1) + [tokenizer.convert_tokens_to_ids("<|im_end|>")]))
     result = asyncio.run(run_rollout(HFPolicy(str(model_dir)), {"lookup": Lookup()},
                                      RolloutRequest(run_id="hf", task=Task()), grade))
     assert result.trajectory.error.startswith("policy failed: ChatTemplateError: hf: ")
@@ -256,7 +261,8 @@ def test_draws_follow_the_tempered_distribution():
 # Round prompts through a chat template: the catalog renders natively (`tools=`), as Qwen3's template does.
 
 PLAIN_CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-                "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+                "'<|im_end|>\\n' }}{% endfor %}"
+                "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
 
 def word_tokenizer(template: str) -> PreTrainedTokenizerFast:

@@ -128,7 +128,8 @@ def test_tasks_sampled_with_one_rollout_seed_send_different_seeds():
         async def go():
             try:
                 for task in (_Task(), Other(), _Task()):
-                    await run_rollout(policy, {"lookup": _Lookup()}, RolloutRequest(run_id="s", task=task, seed=7), _never)
+                    await run_rollout(policy, {"lookup": _Lookup()}, RolloutRequest(run_id="s", task=task, seed=7),
+                                      _never)
             finally:
                 await policy.aclose()
 
@@ -189,12 +190,14 @@ def test_under_the_round_protocol_the_catalog_goes_as_tools_and_calls_come_back_
     with OpenAICompatServer(script=script, usage=(10, 2)) as server:
         result, turns = _rollout(server, RolloutConfig(protocol="rounds", max_turns=4), tools)
         bodies = server.bodies
-    assert result.trajectory.outcome == 1.0 and [s.tool_name for s in result.steps if s.kind == "tool"] == ["lookup", "answer"]
+    assert result.trajectory.outcome == 1.0 and [s.tool_name for s in result.steps if s.kind == "tool"] == ["lookup",
+                                                                                                            "answer"]
     for body, messages in zip(bodies, turns, strict=True):
         assert body["tools"] == round_catalog([_Lookup.spec, _Answer.spec])
         assert body["messages"] == messages and messages[0] == {"role": "system", "content": ROUND_SYSTEM}
         assert "<tools>" not in str(body["messages"])  # the catalog travels once, as tools=
-    assert result.trajectory.input_tokens == 20 and result.trajectory.output_tokens == 4  # the server's usage, per round
+    # the server's usage, per round
+    assert result.trajectory.input_tokens == 20 and result.trajectory.output_tokens == 4
 
 
 def test_a_server_that_is_not_vllm_is_asked_for_no_token_ids_and_the_rollout_has_no_token_records():

@@ -36,7 +36,8 @@ def test_cost_accuracy_figure_draws_each_run_and_the_frontier():
 
 
 def test_report_figures_keep_one_colour_per_run(store_of, make_run):
-    store = store_of(make_run("A", {"t0": [1.0], "t1": [0.0]}), make_run("B", {"t0": [1.0], "t1": [1.0]}, tool="qwen3-32b"))
+    store = store_of(make_run("A", {"t0": [1.0], "t1": [0.0]}),
+                     make_run("B", {"t0": [1.0], "t1": [1.0]}, tool="qwen3-32b"))
     report = load_report(store, ["A", "B"], n_resamples=10)
     figs = report.figures()
     assert set(figs) == {"accuracy", "cost_accuracy", "tool_shares", "pgr"}   # no turn-budget curve here
@@ -80,7 +81,8 @@ def test_calls_per_task_stacks_tools_and_a_run_without_a_tool_gets_zero():
 
 
 def test_heldout_figure_divides_cost_by_trajectories():
-    linked = pd.DataFrame({"train_step": [1, 3], "accuracy": [0.5, 1.0], "cost_usd": [2.0, 4.0], "trajectories": [4, 0]})
+    linked = pd.DataFrame({"train_step": [1, 3], "accuracy": [0.5, 1.0], "cost_usd": [2.0, 4.0],
+                           "trajectories": [4, 0]})
     fig = figures.heldout_figure(linked)
     assert list(fig.data[0].y) == [0.5, 1.0] and list(fig.data[1].y) == [0.5, 4.0]  # an empty run counts one
 

@@ -93,7 +93,8 @@ def test_calls_then_answer_are_logged_with_costs_and_critical_path_latency():
     result = rollout(policy, [a, b])
     traj, steps = result.trajectory, result.steps
     assert traj.outcome == 1.0 and traj.final_answer == "42" and traj.format_ok and traj.valid_output
-    assert [(s.turn, s.call_idx, s.kind, s.tool_name) for s in steps] == [(0, 0, "tool", "a"), (0, 1, "tool", "b"), (1, 0, "answer", None)]
+    assert [(s.turn, s.call_idx, s.kind, s.tool_name) for s in steps] == [(0, 0, "tool", "a"), (0, 1, "tool", "b"),
+                                                                          (1, 0, "answer", None)]
     assert a.max_running + b.max_running == 2  # the two calls of one turn overlapped
     assert traj.cost_usd == 2 * a.spec.cost(100, 10)
     assert traj.latency_s == 0.5 + 3.0 + 0.5  # orchestrator + slowest call, per turn
@@ -221,7 +222,8 @@ class Answerer(Echo):
 
 
 def test_a_tool_that_answers_ends_the_episode_and_counts_as_its_slot():
-    policy = Turns(format_tool_call("a", {"text": "hi"}), format_tool_call("answer", {"text": "42"}), "<answer>never</answer>")
+    policy = Turns(format_tool_call("a", {"text": "hi"}), format_tool_call("answer", {"text": "42"}),
+                   "<answer>never</answer>")
     result = rollout(policy, [Echo("a"), Answerer("answer")])
     assert result.trajectory.final_answer == "42" and result.trajectory.outcome == 1.0
     assert result.trajectory.n_turns == 2 and policy.turns == ["<answer>never</answer>"]
@@ -280,10 +282,12 @@ def test_each_tool_family_writes_priced_timed_steps(tmp_path, world):
     with OpenAICompatServer(reply="ANSWER: remote", usage=(200, 40)) as server:
         remote = {"name": "remote-llama", "category": "generalist", "model": "llama-3.3-70b-instruct",
                   "description": "Llama 3.3 70B behind an OpenAI-compatible server.",
-                  "backend": {"kind": "openai", "base_url": server.base_url, "model": "llama", "api_key_env": "NO_SUCH_KEY"}}
+                  "backend": {"kind": "openai", "base_url": server.base_url, "model": "llama",
+                              "api_key_env": "NO_SUCH_KEY"}}
         default = load_toolkit("default")
         kit = Toolkit.from_dict({"name": "families", "tools": [s.model_dump() for s in default.tools
-                                                               if s.name in ("local_search", "code_interpreter", "sim:gpt-5", "smollm2")] + [remote]})
+                                                               if s.name in ("local_search", "code_interpreter",
+                                                                             "sim:gpt-5", "smollm2")] + [remote]})
         tools = build_tools(kit)
         turns = [
             format_tool_call("local_search", {"query": task.question}),
@@ -295,7 +299,8 @@ def test_each_tool_family_writes_priced_timed_steps(tmp_path, world):
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            result = asyncio.run(run_rollout(Script(turns), tools, RolloutRequest(run_id="fam", task=task), _grade_none))
+            result = asyncio.run(run_rollout(Script(turns), tools, RolloutRequest(run_id="fam", task=task),
+                                             _grade_none))
         finally:
             torch.set_num_threads(threads)
     store = Store(tmp_path / "fam.duckdb")
@@ -310,7 +315,8 @@ def test_each_tool_family_writes_priced_timed_steps(tmp_path, world):
     assert (remote_step.input_tokens, remote_step.output_tokens) == (200, 40) and not bool(remote_step.simulated)
     assert remote_step.cost_usd == pytest.approx(kit.get("remote-llama").cost(200, 40)) and remote_step.latency_s > 0
     local = steps.loc["smollm2"]
-    assert local.output_tokens > 0 and local.latency_s > 0 and local.cost_usd == 0 and local.model == "smollm2-135m-instruct"
+    assert (local.output_tokens > 0 and local.latency_s > 0 and local.cost_usd == 0
+            and local.model == "smollm2-135m-instruct")
     traj = queries.trajectories_df(store, ["fam"]).iloc[0]
     assert traj.cost_usd == pytest.approx(steps.cost_usd.sum())
 

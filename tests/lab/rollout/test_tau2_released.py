@@ -37,12 +37,14 @@ from tests.conftest import orchestra
 RELEASED = RolloutConfig(tau2_agent="released")
 
 # text that holds none of the tags a reply is read by
-plain = st.text(max_size=60).filter(lambda t: not any(tag in t for tag in ("<think>", "</think>", "<message>", "</message>")))
+plain = st.text(max_size=60).filter(lambda t: not any(tag in t for tag in ("<think>", "</think>", "<message>",
+                                                                           "</message>")))
 
 
 @settings(max_examples=200, deadline=None)
 @given(plain, plain, plain, plain)
-def test_the_message_inside_the_tags_is_what_the_user_gets_and_the_reasoning_never_is(reasoning, before, message, after):
+def test_the_message_inside_the_tags_is_what_the_user_gets_and_the_reasoning_never_is(reasoning, before, message,
+                                                                                      after):
     reply = f"<think>{reasoning}</think>{before}<message>{message}</message>{after}"
     assert message_of(reply) == message.strip()
     assert read_turn(reply).message == message.strip() and read_turn(reply).calls == []
@@ -62,7 +64,8 @@ def test_of_two_tagged_messages_the_last_is_sent(first, second):
 
 
 def test_a_reply_with_a_tool_call_is_a_call_not_a_message():
-    turn = read_turn('<think>look up</think><tool_call>{"name": "get_order_details", "arguments": {"order_id": "#W1"}}</tool_call>')
+    turn = read_turn('<think>look up</think>'
+                     '<tool_call>{"name": "get_order_details", "arguments": {"order_id": "#W1"}}</tool_call>')
     assert [c.name for c in turn.calls] == ["get_order_details"] and turn.message == ""
 
 
@@ -144,7 +147,8 @@ class Expert:
 
 
 def test_the_experts_reply_is_the_agents_turn_and_its_cost_is_kept(retail):
-    lookup = '<tool_call>{"name": "find_user_id_by_email", "arguments": {"email": "yara.muller9246@example.com"}}</tool_call>'
+    lookup = ('<tool_call>{"name": "find_user_id_by_email", "arguments": {"email": "yara.muller9246@example.com"}}'
+              '</tool_call>')
     expert = Expert(f"<think>find the user</think>{lookup}")
     policy = Script([format_tool_call("call_expert", {"expert": "expert-1"}), "<message>You are verified.</message>"])
     result = play(retail, "retail-78", policy, experts={"expert-1": expert})
@@ -242,10 +246,12 @@ def test_an_expert_call_is_a_priced_simulated_step_counted_in_the_runs_cost(tmp_
     steps = queries.steps_df(store, summary.run_id)
     (expert,) = steps[steps.tool_name == "call_expert"].itertuples()
     assert expert.model == "gpt-5-mini" and expert.simulated and expert.cost_usd > 0
-    assert steps[steps.kind == "answer"].observation.iloc[0].startswith("[simulated gpt-5-mini]")  # its reply went to the user
+    # its reply went to the user
+    assert steps[steps.kind == "answer"].observation.iloc[0].startswith("[simulated gpt-5-mini]")
     run_cost = queries.runs_summary_df(store).set_index("run_id").cost_usd[summary.run_id]
     assert run_cost == pytest.approx(expert.cost_usd) and run_cost > 0
-    assert json.loads(queries.trajectories_df(store, [summary.run_id]).tool_counts_json.iloc[0]) == {"sim:gpt-5-mini": 1}
+    assert json.loads(queries.trajectories_df(store,
+                                              [summary.run_id]).tool_counts_json.iloc[0]) == {"sim:gpt-5-mini": 1}
 
 
 def test_a_bad_or_misplaced_tau2_agent_is_one_line_and_exit_2(tmp_path: Path):

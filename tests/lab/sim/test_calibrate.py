@@ -59,37 +59,45 @@ def simulate_run(profile: Profile, tasks: list[WorldTask], per_task: int, run_id
     async def go() -> None:
         for base in tasks:
             for i in range(per_task):
-                task = base.model_copy(update={"task_id": f"{base.task_id}-{i}", "question": f"{base.question} (case {i})"})
+                task = base.model_copy(update={"task_id": f"{base.task_id}-{i}",
+                                               "question": f"{base.question} (case {i})"})
                 variants.append(task)
                 key = {"run_id": run_id, "task_id": task.task_id, "sample_idx": 0}
                 searched = i % 2 == 0
-                ctx = ToolContext(task_id=task.task_id, task=task, seed=i, findings=list(task.evidence) if searched else [])
+                ctx = ToolContext(task_id=task.task_id, task=task, seed=i,
+                                  findings=list(task.evidence) if searched else [])
                 prompt = task.question + (f" Facts: {task.evidence[0]}." if searched else "")
                 first = await other.execute({"prompt": task.question}, ctx)
                 obs = await model.execute({"prompt": prompt}, ctx)
                 calls = [(other.spec, {"prompt": task.question}, first), (model.spec, {"prompt": prompt}, obs)]
                 outcome = float(obs.text.endswith("ANSWER: " + format_answer(task.answer, task.answer_type)))
                 if i % 5 == 4:
-                    calls.append((other.spec, {"prompt": "final check"}, await other.execute({"prompt": "final check"}, ctx)))
+                    calls.append((other.spec, {"prompt": "final check"},
+                                  await other.execute({"prompt": "final check"}, ctx)))
                     outcome = 1.0
                 turn0 = 0
                 if searched:
-                    steps.append(StepRecord(**key, turn=0, tool_name="local_search", arguments_json=json.dumps({"query": "q"}),
+                    steps.append(StepRecord(**key, turn=0, tool_name="local_search",
+                                            arguments_json=json.dumps({"query": "q"}),
                                             observation=f"[1] {task.evidence[0]}"))
                     turn0 = 1
                 for turn, (spec, args, o) in enumerate(calls, start=turn0):
-                    steps.append(StepRecord(**key, turn=turn, tool_name=spec.name, model=spec.model, arguments_json=json.dumps(args),
-                                            observation=o.text, input_tokens=o.input_tokens, output_tokens=o.output_tokens,
+                    steps.append(StepRecord(**key, turn=turn, tool_name=spec.name, model=spec.model,
+                                            arguments_json=json.dumps(args),
+                                            observation=o.text, input_tokens=o.input_tokens,
+                                            output_tokens=o.output_tokens,
                                             cost_usd=o.cost_usd, latency_s=o.latency_s, simulated=True))
                 if i % 3 == 0:
-                    steps.append(StepRecord(**key, turn=turn0 + len(calls), tool_name=other.spec.name, model=other.spec.model,
+                    steps.append(StepRecord(**key, turn=turn0 + len(calls), tool_name=other.spec.name,
+                                            model=other.spec.model,
                                             error="timeout", latency_s=30.0))
                 trajectories.append(TrajectoryRecord(**key, outcome=outcome, n_turns=len(calls)))
 
     asyncio.run(go())
     task_records = [TaskRecord(benchmark="world", task_id=t.task_id, domain=t.domain, question=t.question,
                                answer_json=json.dumps(t.answer),
-                               meta_json=json.dumps({"family": t.family, "difficulty": t.difficulty, "evidence": t.evidence}))
+                               meta_json=json.dumps({"family": t.family, "difficulty": t.difficulty,
+                                                     "evidence": t.evidence}))
                     for t in variants]
     return trajectories, steps, task_records
 
@@ -136,7 +144,8 @@ def test_few_answers_move_the_profile_only_a_little_towards_the_data():
     fitted = fit_profile(*frames(traj, steps, tasks), model="qwen3-32b", prior=prior)
     before, after = prior.expected_accuracy("hle", False), fitted.expected_accuracy("hle", False)
     assert 0.5 * before < after < before
-    assert fitted.accuracy["frames"].without_evidence == pytest.approx(prior.accuracy["frames"].without_evidence, abs=0.01)
+    assert fitted.accuracy["frames"].without_evidence == pytest.approx(prior.accuracy["frames"].without_evidence,
+                                                                       abs=0.01)
     assert fitted.paper == prior.paper and fitted.name == "qwen3-32b"
 
 
@@ -174,7 +183,9 @@ def test_calibrate_command_fits_from_a_store(tmp_path):
     store.write_trajectories([(t, by_key[(t.task_id, t.sample_idx)], None) for t in traj])
 
     out = tmp_path / "mini.yaml"
-    result = CliRunner().invoke(app, ["calibrate", "eval-1", "--model", "gpt-5-mini", "--db", str(store.path), "--out", str(out)])
+    result = CliRunner().invoke(app,
+                                ["calibrate", "eval-1", "--model", "gpt-5-mini", "--db", str(store.path), "--out",
+                                 str(out)])
     assert result.exit_code == 0, result.output
     fitted = load_profiles(out)["gpt-5-mini"]
     assert fitted.stands_for == "gpt-5-mini" and "prior: profile gpt-5-mini" in fitted.calibration_source
@@ -192,7 +203,8 @@ def test_a_logged_world_run_carries_what_calibration_needs(tmp_path, world):
     from lab.store import Store, queries
 
     store = Store(tmp_path / "c.duckdb")
-    (summary,) = run_eval(EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=20),
+    (summary,
+     ) = run_eval(EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=20),
                           store, Console(quiet=True))
     samples = graded_answers(queries.trajectories_df(store, [summary.run_id]), queries.steps_df(store, summary.run_id),
                              queries.tasks_df(store), "gpt-5")
@@ -207,16 +219,19 @@ def test_paper_toolkit_calls_see_the_context_the_environment_passed():
     task = TASKS[0]
     key = {"run_id": "paper", "task_id": task.task_id, "sample_idx": 0}
     steps = [
-        StepRecord(**key, turn=0, tool_name="search", model="qwen3-32b", arguments_json=json.dumps({"model": "search-3"}),
+        StepRecord(**key, turn=0, tool_name="search", model="qwen3-32b",
+                   arguments_json=json.dumps({"model": "search-3"}),
                    observation=f'search-3 searched for "q":\n[1] {task.evidence[0]}'),
         StepRecord(**key, turn=1, tool_name="answer", model="gpt-5", arguments_json=json.dumps({"model": "answer-1"}),
                    observation="answer-1: ANSWER: x"),
     ]
-    bare = [StepRecord(**key, turn=0, tool_name="answer", model="gpt-5", arguments_json=json.dumps({"model": "answer-1"}),
+    bare = [StepRecord(**key, turn=0, tool_name="answer", model="gpt-5",
+                       arguments_json=json.dumps({"model": "answer-1"}),
                        observation="answer-1: ANSWER: x")]
     trajs = [TrajectoryRecord(**key, outcome=1.0)]
     record = TaskRecord(benchmark="world", task_id=task.task_id, question=task.question, answer_json='"x"',
-                        meta_json=json.dumps({"family": task.family, "difficulty": task.difficulty, "evidence": task.evidence}))
+                        meta_json=json.dumps({"family": task.family, "difficulty": task.difficulty,
+                                              "evidence": task.evidence}))
     with_search = graded_answers(*frames(trajs, steps, [record]), model="gpt-5")
     without = graded_answers(*frames(trajs, bare, [record]), model="gpt-5")
     assert with_search.evidence.tolist() == [True] and without.evidence.tolist() == [False]
@@ -230,10 +245,12 @@ def test_a_toolkit_can_take_a_sim_profile_from_a_fitted_file(tmp_path):
     from lab.toolkit import build_tools, load_toolkit
 
     packaged = get_profile("gpt-5")
-    fitted = packaged.model_copy(update={"output_tokens": packaged.output_tokens.model_copy(update={"median_tokens": 11.0})})
+    tokens = packaged.output_tokens.model_copy(update={"median_tokens": 11.0})
+    fitted = packaged.model_copy(update={"output_tokens": tokens})
     (tmp_path / "fitted.yaml").write_text(profile_to_yaml(fitted))
     (tmp_path / "kit.yaml").write_text(yaml.safe_dump({"name": "kit", "tools": [
-        {"name": "sim:gpt-5", "backend": {"kind": "sim", "profile": "gpt-5", "profiles_file": str(tmp_path / "fitted.yaml")}},
+        {"name": "sim:gpt-5",
+         "backend": {"kind": "sim", "profile": "gpt-5", "profiles_file": str(tmp_path / "fitted.yaml")}},
         {"name": "sim:gpt-5-mini", "backend": {"kind": "sim", "profile": "gpt-5-mini"}},
     ]}))
     tools = build_tools(load_toolkit(str(tmp_path / "kit.yaml")))

@@ -56,9 +56,11 @@ def test_evidence_flips_exactly_the_tasks_it_should(world):
 def test_cheap_models_with_evidence_compete_with_the_strongest_without(world):
     table = evidence_accuracy(world.tasks, ["gpt-5", "qwen3-32b", "qwen2.5-coder-32b-instruct"]).set_index(
         ["profile", "family"])
-    assert table.loc[("qwen3-32b", "frames"), "with_evidence"] > table.loc[("gpt-5", "frames"), "without_evidence"] + 0.05
+    assert table.loc[("qwen3-32b", "frames"), "with_evidence"] > table.loc[("gpt-5", "frames"),
+                                                                           "without_evidence"] + 0.05
     # the specialists in their own domain: handed the program's output they beat gpt-5 without it
-    for profile, domain in (("qwen2.5-coder-32b-instruct", "computer_science"), ("qwen2.5-math-72b-instruct", "mathematics")):
+    for profile, domain in (("qwen2.5-coder-32b-instruct", "computer_science"),
+                            ("qwen2.5-math-72b-instruct", "mathematics")):
         tasks = [t for t in world.tasks if t.domain == domain]
         mine = evidence_accuracy(tasks, [profile]).iloc[0]
         strongest = evidence_accuracy(tasks, ["gpt-5"]).iloc[0]
@@ -85,7 +87,8 @@ def test_a_wrong_coder_writes_one_of_the_verified_wrong_programs(world):
     coded = [t for t in world.tasks if t.reference_code][:60]
     wrong = 0
     for task in coded:
-        reply = asyncio.run(model.execute({"prompt": f"Write a Python program that prints the answer.\n{task.question}"},
+        prompt = f"Write a Python program that prints the answer.\n{task.question}"
+        reply = asyncio.run(model.execute({"prompt": prompt},
                                           ToolContext(task_id=task.task_id, task=task)))
         program = reply.text.split("```python\n")[1].split("```")[0].strip()
         if not reply.meta["sim_correct"]:

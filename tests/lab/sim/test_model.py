@@ -43,7 +43,8 @@ TAU2 = WorldTask(task_id="tau2-0003", family="tau2", domain="retail", question="
                  evidence=["#W42"])
 
 
-def run(model: SimModel, task: WorldTask | None, prompt: str, seed: int = 0, findings: list[str] | None = None) -> Observation:
+def run(model: SimModel, task: WorldTask | None, prompt: str, seed: int = 0,
+        findings: list[str] | None = None) -> Observation:
     context = ToolContext(task_id=task.task_id if task else "", task=task, seed=seed, findings=list(findings or []))
     return asyncio.run(model.execute({"prompt": prompt}, context))
 
@@ -60,7 +61,8 @@ def draws(model: SimModel, task: WorldTask, prompt: str, n: int, found: bool = F
         out = []
         for t in variants(task, n):
             findings = list(t.evidence) if found else []
-            out.append(await model.execute({"prompt": prompt}, ToolContext(task_id=t.task_id, task=t, findings=findings)))
+            out.append(await model.execute({"prompt": prompt},
+                                           ToolContext(task_id=t.task_id, task=t, findings=findings)))
         return out
     return asyncio.run(go())
 
@@ -101,7 +103,8 @@ def test_same_call_gives_the_same_observation_in_another_process():
     here = run(model, FRAMES, "Who wrote it?", seed=11)
     code = (
         "import asyncio, json, sys\n"
-        "from lab.sim.model import SimModel\nfrom lab.tools.base import ToolContext\nfrom lab.world.task import WorldTask\n"
+        "from lab.sim.model import SimModel\nfrom lab.tools.base import ToolContext\n"
+        "from lab.world.task import WorldTask\n"
         "task = WorldTask.model_validate_json(sys.argv[1])\n"
         "obs = asyncio.run(SimModel.from_profile('gpt-5-mini').execute({'prompt': 'Who wrote it?'},"
         " ToolContext(task_id=task.task_id, task=task, seed=11)))\n"
@@ -132,7 +135,8 @@ def test_evidence_in_the_prompt_raises_and_difficulty_lowers_success():
         task = FRAMES.model_copy(update={"difficulty": difficulty})
         for evidence in (False, True):
             prompt = with_evidence(task) if evidence else task.question
-            rates[difficulty, evidence] = sum(is_right(o, task) for o in draws(model, task, prompt, n, found=evidence)) / n
+            rates[difficulty,
+                  evidence] = sum(is_right(o, task) for o in draws(model, task, prompt, n, found=evidence)) / n
     for evidence in (False, True):
         assert rates["easy", evidence] > rates["medium", evidence] > rates["hard", evidence]
     for difficulty in ("easy", "medium", "hard"):
@@ -143,7 +147,8 @@ def test_evidence_in_the_prompt_raises_and_difficulty_lowers_success():
     # ...and in a rollout (findings tracked), facts in the prompt that no tool found do not count either
     assert run(model, FRAMES, with_evidence(FRAMES)).meta["evidence_present"] is False
     # called directly, outside any rollout, the prompt alone decides
-    direct = asyncio.run(model.execute({"prompt": with_evidence(FRAMES)}, ToolContext(task_id=FRAMES.task_id, task=FRAMES)))
+    direct = asyncio.run(model.execute({"prompt": with_evidence(FRAMES)},
+                                       ToolContext(task_id=FRAMES.task_id, task=FRAMES)))
     assert direct.meta["evidence_present"] is True
     assert run(model, FRAMES, with_evidence(FRAMES), findings=FRAMES.evidence).meta["evidence_present"] is True
     # a task that lists no evidence is answered at the unaided rate, whatever the prompt says
@@ -151,7 +156,8 @@ def test_evidence_in_the_prompt_raises_and_difficulty_lowers_success():
     assert run(model, bare, with_evidence(FRAMES), findings=FRAMES.evidence).meta["p_correct"] == get_profile(
         "qwen3-32b").p_correct("multihop", "frames", "medium", False)
     # a partial fact list is not enough
-    assert run(model, FRAMES, "Ada Lovelace wrote the first program", findings=FRAMES.evidence).meta["evidence_present"] is False
+    assert run(model, FRAMES, "Ada Lovelace wrote the first program",
+               findings=FRAMES.evidence).meta["evidence_present"] is False
 
 
 @pytest.mark.parametrize("name", ["gpt-5", "claude-opus-4-1", "qwen2.5-math-7b-instruct", "llama-3.3-70b-instruct"])
@@ -207,7 +213,8 @@ def test_wrong_action_plans_change_what_the_plan_does():
             assert [a for a in plan if a["name"] != "cancel_order"] == reads
             assert [a for a in plan if a["name"] == "cancel_order"] != [TAU2.answer[1]]
     refuse = TAU2.model_copy(update={"answer": reads})  # the right outcome: look, change nothing
-    wrong = [json.loads(o.text.split("ANSWER: ", 1)[1]) for o in draws(model, refuse, with_evidence(refuse), 20, found=True)
+    wrong = [json.loads(o.text.split("ANSWER: ", 1)[1]) for o in draws(model, refuse, with_evidence(refuse), 20,
+                                                                       found=True)
              if not o.meta["sim_correct"]]
     assert wrong and all(plan[-1]["name"] == "cancel_order" and plan[:-1] == reads for plan in wrong)
 
@@ -228,7 +235,8 @@ def test_tau2_plan_needs_the_record_ids_the_orchestrator_looked_up():
     looked_up = draws(model, TAU2, with_evidence(TAU2), 30, found=True)
     assert sum(json.loads(o.text.split("ANSWER: ", 1)[1]) == TAU2.answer for o in looked_up) >= 15
     # called directly (no rollout tracking findings): the ids must be in what the rollout observed
-    direct = [asyncio.run(model.execute({"prompt": with_evidence(t)}, ToolContext(task_id=t.task_id, task=t, transcript=seen)))
+    direct = [asyncio.run(model.execute({"prompt": with_evidence(t)},
+                                        ToolContext(task_id=t.task_id, task=t, transcript=seen)))
               for t in variants(TAU2, 20) for seen in ([], ['{"order_id": "#W42", "status": "pending"}'])]
     assert all(o.meta.get("lookups_only") for o in direct[0::2])
     assert not any(o.meta.get("lookups_only") for o in direct[1::2])
@@ -267,11 +275,13 @@ def test_realtime_scale_waits_a_fraction_of_the_simulated_latency():
 def test_asked_for_a_program_the_model_writes_the_reference_or_a_one_token_slip_of_it():
     task = WorldTask(task_id="hle-code-1", family="hle", domain="mathematics", difficulty="easy",
                      question="How many primes are below 50?", answer=15, answer_type="numeric",
-                     evidence=["15"], reference_code="print(sum(all(n % d for d in range(2, n)) for n in range(2, 50)))",
+                     evidence=["15"],
+                     reference_code="print(sum(all(n % d for d in range(2, n)) for n in range(2, 50)))",
                      needs=["code"])
     model = SimModel.from_profile("qwen2.5-coder-32b-instruct")
     prompt = f"Write a Python program that prints the answer.\n{task.question}"
-    replies = [asyncio.run(model.execute({"prompt": prompt}, ToolContext(task_id=t.task_id, task=t))) for t in variants(task, 60)]
+    replies = [asyncio.run(model.execute({"prompt": prompt},
+                                         ToolContext(task_id=t.task_id, task=t))) for t in variants(task, 60)]
     programs = [r.text.split("```python\n")[1].split("```")[0].strip() for r in replies]
     right = [p for p, r in zip(programs, replies) if r.meta["sim_correct"]]
     wrong = [p for p, r in zip(programs, replies) if not r.meta["sim_correct"]]

@@ -42,7 +42,8 @@ def test_without_evidence_accuracy_reproduces_paper_no_tool_numbers():
             continue
         for family, bench in (("hle", "hle"), ("frames", "frames")):
             reported = profile.paper.no_tool[bench]
-            assert abs(profile.expected_accuracy(family, evidence=False) - reported / 100) < 0.002, (profile.name, family)
+            assert abs(profile.expected_accuracy(family, evidence=False) - reported / 100) < 0.002, (profile.name,
+                                                                                                     family)
             # with evidence the model is at least as good as the paper's model-with-basic-tools
             assert profile.expected_accuracy(family, evidence=True) >= profile.paper.basic_tools[bench] / 100
         checked += 1
@@ -111,8 +112,10 @@ def _good_doc() -> dict:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda p: p["accuracy"]["hle"].update(with_evidence=1.5), r"profiles\.gpt-5\.accuracy\.hle\.with_evidence: .*1\.5"),
-        (lambda p: p["accuracy"]["hle"].update(with_evidence=0.1), r"profiles\.gpt-5\.accuracy\.hle: .*below without_evidence"),
+        (lambda p: p["accuracy"]["hle"].update(with_evidence=1.5),
+         r"profiles\.gpt-5\.accuracy\.hle\.with_evidence: .*1\.5"),
+        (lambda p: p["accuracy"]["hle"].update(with_evidence=0.1),
+         r"profiles\.gpt-5\.accuracy\.hle: .*below without_evidence"),
         (lambda p: p["accuracy"].pop("default"), r"profiles\.gpt-5.*'default'"),
         (lambda p: p.pop("stands_for"), r"profiles\.gpt-5\.stands_for: Field required"),
         (lambda p: p["latency"].update(speed=3), r"profiles\.gpt-5\.latency\.speed: Extra inputs"),

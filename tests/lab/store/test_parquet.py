@@ -70,7 +70,8 @@ def test_round_trip_between_two_files(tmp_path: Path) -> None:
     _fill(source, "r1", 3)
     _fill(source, "other", 1)
     counts = export_run(source, "r1", tmp_path / "export")
-    assert counts == {"runs": 1, "tasks": 3, "trajectories": 3, "steps": 6, "token_trajectories": 3, "scorings": 1, "scores": 1,
+    assert counts == {"runs": 1, "tasks": 3, "trajectories": 3, "steps": 6, "token_trajectories": 3, "scorings": 1,
+                      "scores": 1,
                       "train_metrics": 0}
     assert json.loads((tmp_path / "export" / "manifest.json").read_text())["run_id"] == "r1"
     assert import_run(target, tmp_path / "export") == "r1"
@@ -126,7 +127,8 @@ def test_a_training_run_travels_with_its_metrics_per_step(tmp_path: Path) -> Non
     export written before it was exported still imports."""
     source, target = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
     _fill(source, "train-1", 2)
-    source.write_train_metrics([TrainMetricsRecord(run_id="train-1", step=s, metrics_json=json.dumps({"reward/mean": s / 10}))
+    source.write_train_metrics([TrainMetricsRecord(run_id="train-1", step=s,
+                                                   metrics_json=json.dumps({"reward/mean": s / 10}))
                                 for s in (1, 2, 3)])
     source.write_train_metrics([TrainMetricsRecord(run_id="other", step=1)])
     assert export_run(source, "train-1", tmp_path / "export")["train_metrics"] == 3

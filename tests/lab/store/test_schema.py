@@ -149,7 +149,8 @@ def test_db_path_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_db_path("flag.duckdb") == Path("flag.duckdb")
 
 
-def test_a_v1_file_gets_trajectory_statuses_from_what_it_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_v1_file_gets_trajectory_statuses_from_what_it_logged(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "old.duckdb"
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
     Store(db)
@@ -158,8 +159,8 @@ def test_a_v1_file_gets_trajectory_statuses_from_what_it_logged(tmp_path: Path, 
         for task_id, valid, error in (("ok", True, None), ("none", False, "turn limit 50 reached without an answer"),
                                       ("bug", True, "policy failed: ValueError: x")):
             con.execute(
-                "INSERT INTO trajectories VALUES ('r', ?, 0, 0, '', '{}', 0, NULL, 1, 0, 0, 0, 0, true, ?, NULL, NULL, ?,"
-                " 'world', '{}', now())", [task_id, valid, error])
+                "INSERT INTO trajectories VALUES ('r', ?, 0, 0, '', '{}', 0, NULL, 1, 0, 0, 0, 0, true, ?, NULL, NULL,"
+                " ?, 'world', '{}', now())", [task_id, valid, error])
     finally:
         con.close()
     monkeypatch.undo()
@@ -169,8 +170,8 @@ def test_a_v1_file_gets_trajectory_statuses_from_what_it_logged(tmp_path: Path, 
     assert _versions(db) == [m.version for m in schema.MIGRATIONS] and len(trajs) == 3
 
 
-def test_a_v5_file_gets_its_grades_by_exact_match_and_by_judge_from_what_it_logged(tmp_path: Path,
-                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_v5_file_gets_its_grades_by_exact_match_and_by_judge_from_what_it_logged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before v6 the outcome was the model-free grade, unless the run had a judge (tau2 NL assertions):
     then it was the judged grade and the other was never kept. Cut rollouts have no grade either way."""
     db = tmp_path / "v5.duckdb"
@@ -181,19 +182,22 @@ def test_a_v5_file_gets_its_grades_by_exact_match_and_by_judge_from_what_it_logg
         for run_id, config in (("plain", '{"judge": null}'), ("judged", '{"judge": "gpt-5"}')):
             con.execute("INSERT INTO runs VALUES (?, 'eval', '', ?, '{}', 'default', now(), NULL, 'finished', '', "
                         "'scripted:x', 'tau2')", [run_id, config])
-            for task_id, outcome, status in (("right", 1.0, "answered"), ("wrong", 0.0, "answered"), ("cut", 0.0, "cut")):
+            for task_id, outcome, status in (("right", 1.0, "answered"), ("wrong", 0.0, "answered"),
+                                             ("cut", 0.0, "cut")):
                 con.execute(
-                    "INSERT INTO trajectories (run_id, task_id, sample_idx, train_step, group_id, preference_json, outcome, "
-                    "n_turns, cost_usd, latency_s, input_tokens, output_tokens, format_ok, valid_output, benchmark, "
-                    "tool_counts_json, created_at, status) VALUES (?, ?, 0, 0, '', '{}', ?, 1, 0.5, 1, 0, 0, true, true, "
-                    "'tau2', '{}', now(), ?)", [run_id, task_id, outcome, status])
+                    "INSERT INTO trajectories (run_id, task_id, sample_idx, train_step, group_id, preference_json, "
+                    "outcome, n_turns, cost_usd, latency_s, input_tokens, output_tokens, format_ok, valid_output, "
+                    "benchmark, tool_counts_json, created_at, status) "
+                    "VALUES (?, ?, 0, 0, '', '{}', ?, 1, 0.5, 1, 0, 0, true, true, 'tau2', '{}', now(), ?)",
+                    [run_id, task_id, outcome, status])
     finally:
         con.close()
     monkeypatch.undo()
     trajs = trajectories_df(Store(db), include_cut=True)
     grade = {(r.run_id, r.task_id): (_grade(r.exact_correct), _grade(r.judge_correct)) for r in trajs.itertuples()}
-    assert grade == {("plain", "right"): (True, None), ("plain", "wrong"): (False, None), ("plain", "cut"): (None, None),
-                     ("judged", "right"): (None, True), ("judged", "wrong"): (None, False), ("judged", "cut"): (None, None)}
+    assert grade == {("plain", "right"): (True, None), ("plain", "wrong"): (False, None),
+                     ("plain", "cut"): (None, None), ("judged", "right"): (None, True),
+                     ("judged", "wrong"): (None, False), ("judged", "cut"): (None, None)}
     assert (trajs.judge_cost_usd == 0).all()
     assert _versions(db)[-1] == schema.latest_version() == 6
 

@@ -65,7 +65,8 @@ def test_run_upsert_finish_and_lookup(store: Store) -> None:
 def test_runs_df_lists_newest_first(store: Store) -> None:
     older = RunRecord(run_id="old", kind="eval")
     store.write_run(older)
-    store.write_run(RunRecord(run_id="new", kind="train", started_at=older.started_at.replace(year=older.started_at.year + 1)))
+    store.write_run(RunRecord(run_id="new", kind="train",
+                              started_at=older.started_at.replace(year=older.started_at.year + 1)))
     assert list(q.runs_df(store)["run_id"]) == ["new", "old"]
 
 
@@ -80,8 +81,10 @@ def test_unknown_run_id_names_id_and_store(store: Store) -> None:
 
 
 def test_tasks_upsert_and_filter_by_benchmark(store: Store) -> None:
-    store.write_tasks([TaskRecord(benchmark="hle", task_id="a", question="old"), TaskRecord(benchmark="frames", task_id="a")])
-    store.write_tasks([TaskRecord(benchmark="hle", task_id="a", question="new"), TaskRecord(benchmark="hle", task_id="b")])
+    store.write_tasks([TaskRecord(benchmark="hle", task_id="a", question="old"),
+                       TaskRecord(benchmark="frames", task_id="a")])
+    store.write_tasks([TaskRecord(benchmark="hle", task_id="a", question="new"),
+                       TaskRecord(benchmark="hle", task_id="b")])
     assert len(q.tasks_df(store)) == 3
     hle = q.tasks_df(store, "hle")
     assert list(hle["task_id"]) == ["a", "b"]
@@ -157,7 +160,8 @@ def test_steps_df_narrows_by_task_and_sample(store: Store) -> None:
 
 def test_tool_calls_counts_per_tool_per_trajectory(store: Store) -> None:
     store.write_trajectories(
-        [_trajectory("r1", "t1", ["search", "code", "search"]), _trajectory("r1", "t2", []), _trajectory("r2", "t1", ["math"])]
+        [_trajectory("r1", "t1", ["search", "code", "search"]), _trajectory("r1", "t2", []),
+         _trajectory("r2", "t1", ["math"])]
     )
     calls = q.tool_calls_df(store, ["r1"])
     # the reward's own numbers (tool_counts_json), so report and reward can never disagree
@@ -178,7 +182,8 @@ def test_cut_rollouts_are_no_result_and_are_run_again(store: Store) -> None:
 def test_scoring_rewrite_replaces_its_scores(store: Store) -> None:
     scoring = ScoringRecord(scoring_id="s1", run_id="r1", preference_json='{"cost": 1}')
     scores = [
-        ScoreRecord(scoring_id="s1", run_id="r1", task_id=f"t{i}", sample_idx=0, train_step=0, reward=i, advantage=0.0, keep=True)
+        ScoreRecord(scoring_id="s1", run_id="r1", task_id=f"t{i}", sample_idx=0, train_step=0, reward=i, advantage=0.0,
+                    keep=True)
         for i in range(3)
     ]
     store.write_scoring(scoring, scores)

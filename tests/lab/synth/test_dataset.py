@@ -19,7 +19,8 @@ from lab.synth.dataset import DEFAULT_TASKS_PER_DOMAIN, STATS_FILE, default_data
 def test_bare_toolscale_is_the_synthesized_dataset_built_once(tmp_path, monkeypatch):
     monkeypatch.setenv("ORCHESTRA_CACHE", str(tmp_path))
     folder = default_dataset(n_tasks=4)
-    assert folder.parent == tmp_path / "toolscale" and sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(DOMAINS)
+    assert (folder.parent == tmp_path / "toolscale"
+            and sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted(DOMAINS))
     stats = json.loads((folder / STATS_FILE).read_text())
     assert all(stats[name]["tasks/kept"] == 4 for name in DOMAINS)
     stamp = (folder / "bank" / "tasks.json").stat().st_mtime_ns

@@ -190,7 +190,8 @@ def test_validate_catches_bad_records():
     with pytest.raises(LabInputError, match="accounts 'ACC-000001'"):
         domain.validate(broken)
     broken = clone(db)
-    broken["accounts"]["ACC-000001"]["balance"] = int(broken["accounts"]["ACC-000001"]["balance"])  # e.g. 1585, not 1585.0
+    # e.g. 1585, not 1585.0
+    broken["accounts"]["ACC-000001"]["balance"] = int(broken["accounts"]["ACC-000001"]["balance"])
     with pytest.raises(LabInputError, match="canonical form"):
         domain.validate(broken)
     broken = clone(db)

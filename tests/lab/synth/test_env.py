@@ -31,7 +31,8 @@ def orchestra(*args: str) -> subprocess.CompletedProcess:
 
 def test_synth_then_eval_the_written_domains(tmp_path: Path):
     out, db = tmp_path / "toolscale", tmp_path / "s.duckdb"
-    done = orchestra("synth", "--domains", "all", "--tasks-per-domain", "6", "--out", str(out), "--db", str(db), "--json")
+    done = orchestra("synth", "--domains", "all", "--tasks-per-domain", "6", "--out", str(out), "--db", str(db),
+                     "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     for name in DOMAINS:
@@ -44,7 +45,8 @@ def test_synth_then_eval_the_written_domains(tmp_path: Path):
     config = EvalConfig.build(benchmark=f"toolscale:{out}", split="base", orchestrator="scripted:oracle")
     (summary,) = run_eval(config, store, Console(quiet=True))
     trajs = queries.trajectories_df(store, [summary.run_id])
-    assert len(trajs) == 6 * len(DOMAINS) and trajs.outcome.eq(1.0).all()  # the golden chains, played through the engine
+    # the golden chains, played through the engine
+    assert len(trajs) == 6 * len(DOMAINS) and trajs.outcome.eq(1.0).all()
     assert all(json.loads(c)["db"] for c in trajs.criteria_json)
 
     # and the database check is the real one: the same task without its writes fails
@@ -96,4 +98,5 @@ def test_the_told_value_and_the_writes_are_each_their_own_criterion(tmp_path):
 
     reads = [a for a in task.answer if not tools_of(task)[a["name"]].writes]
     outcome, criteria = _play(source, task, reads, [f"Done: {', '.join(info)}."])
-    assert outcome == 0.0 and criteria["db"] is False and criteria["communicate"] is True and criteria["actions"] is False
+    assert (outcome == 0.0 and criteria["db"] is False and criteria["communicate"] is True
+            and criteria["actions"] is False)

@@ -37,7 +37,8 @@ pytestmark = pytest.mark.slow
 def writer(base_url: str) -> OpenAIChatTool:
     return OpenAIChatTool(ToolSpec(name="writer", description="A generalist LLM.", parameters=LLM_TOOL_PARAMETERS,
                                    category="generalist", model="qwen3-32b",
-                                   backend={"kind": "openai", "base_url": base_url, "model": "qwen3-32b", "backoff_s": 0.01}))
+                                   backend={"kind": "openai", "base_url": base_url, "model": "qwen3-32b",
+                                            "backoff_s": 0.01}))
 
 
 def generate(model: LibraryLLM, tmp_path: Path, n_tasks: int = 6, **settings) -> tuple:
@@ -59,7 +60,8 @@ def built(tmp_path_factory):
 def test_a_domain_comes_out_of_the_stages_with_verified_tasks(built):
     _, _, result, llm, requests = built
     assert result.error is None and isinstance(result.domain, SandboxDomain)
-    assert {n: t.access for n, t in result.domain.tools.items()}["borrow_book"] == "write" and len(result.domain.tools) == 12
+    assert {n: t.access for n,
+            t in result.domain.tools.items()}["borrow_book"] == "write" and len(result.domain.tools) == 12
     assert "The current time is 2025-06-02T09:00:00" in result.domain.policy
     counts = result.counts
     assert counts["tasks/kept"] == len(result.tasks) == 6
@@ -145,15 +147,19 @@ def test_cli_synth_with_an_llm_tool(tmp_path):
     with OpenAICompatServer(responder=model.respond) as server:
         kit = {"name": "writers", "tools": [{"name": "writer", "model": "qwen3-32b", "category": "generalist",
                                              "description": "A generalist LLM.",
-                                             "backend": {"kind": "openai", "base_url": server.base_url, "model": "qwen3-32b"}}]}
+                                             "backend": {"kind": "openai", "base_url": server.base_url,
+                                                         "model": "qwen3-32b"}}]}
         (tmp_path / "kit.yaml").write_text(yaml.safe_dump(kit))
-        done = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "synth", "--domains", "library",
-                               "--tasks-per-domain", "3", "--out", str(tmp_path / "ts"), "--db", str(tmp_path / "s.duckdb"),
+        done = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "synth", "--domains",
+                               "library",
+                               "--tasks-per-domain", "3", "--out", str(tmp_path / "ts"), "--db",
+                               str(tmp_path / "s.duckdb"),
                                "--llm", "writer", "--toolkit", str(tmp_path / "kit.yaml"), "--json"],
                               capture_output=True, text=True, timeout=600,
                               env={**__import__("os").environ, "ORCHESTRA_CACHE": str(tmp_path / "cache")})
     assert done.returncode == 0, done.stderr
     stats = json.loads(done.stdout)["stats"]["library"]
     assert stats["tasks/kept"] == 3 and stats["llm/requests"] > 0 and stats["tools"] == 12
-    assert {p.name for p in (tmp_path / "ts" / "library").iterdir()} >= {"tasks.json", "db.json", "policy.md", "domain.py"}
+    assert {p.name for p in (tmp_path / "ts" / "library").iterdir()} >= {"tasks.json", "db.json", "policy.md",
+                                                                         "domain.py"}
     assert len(TASKS) >= 3

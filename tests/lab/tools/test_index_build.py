@@ -35,7 +35,8 @@ def vectors(index: LocalSearchIndex) -> np.ndarray:
     return index.cpu_index.reconstruct_n(0, index.cpu_index.ntotal)  # (n, dim)
 
 
-def test_an_interrupted_build_resumes_from_its_last_chunk_and_equals_a_full_build(corpus, embedder, tmp_path, monkeypatch):
+def test_an_interrupted_build_resumes_from_its_last_chunk_and_equals_a_full_build(corpus, embedder, tmp_path,
+                                                                                  monkeypatch):
     full = build_index(corpus, tmp_path / "full", embedder=embedder, batch_size=4, progress=False, chunk_docs=CHUNK)
     real_encode = embedder.encode_documents
     embedded: list[int] = []

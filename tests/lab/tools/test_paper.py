@@ -24,8 +24,10 @@ from lab.world.task import WorldTask
 
 SLOTS = {
     "search": {"search-1": "gpt-5", "search-2": "gpt-5-mini", "search-3": "qwen3-32b"},
-    "enhance_reasoning": {"reasoner-1": "gpt-5", "reasoner-2": "gpt-5-mini", "reasoner-3": "qwen2.5-coder-32b-instruct"},
-    "answer": {"answer-1": "gpt-5", "answer-2": "gpt-5-mini", "answer-3": "llama-3.3-70b-instruct", "answer-4": "qwen3-32b",
+    "enhance_reasoning": {"reasoner-1": "gpt-5", "reasoner-2": "gpt-5-mini",
+                          "reasoner-3": "qwen2.5-coder-32b-instruct"},
+    "answer": {"answer-1": "gpt-5", "answer-2": "gpt-5-mini", "answer-3": "llama-3.3-70b-instruct",
+               "answer-4": "qwen3-32b",
                "answer-math-1": "qwen2.5-math-72b-instruct", "answer-math-2": "qwen2.5-math-7b-instruct"},
 }
 
@@ -92,7 +94,8 @@ def test_a_rollout_gathers_context_and_answer_ends_it(world):
 def test_reasoning_runs_the_slots_program_and_its_output_joins_the_context(world):
     task = next(t for t in world.select(family="hle") if t.reference_code)
     tools = build_tools(load_toolkit("paper"))
-    policy = Plays(format_tool_call("enhance_reasoning", {"model": "reasoner-1"}), format_tool_call("answer", {"model": "answer-2"}))
+    policy = Plays(format_tool_call("enhance_reasoning", {"model": "reasoner-1"}),
+                   format_tool_call("answer", {"model": "answer-2"}))
 
     async def grade(t, answer, context):
         return 0.0
@@ -108,17 +111,21 @@ def test_a_slot_can_be_a_real_endpoint_that_gets_the_problem_and_the_context(tmp
     with OpenAICompatServer(script=["QUERY: founders of the guild", "The guild was founded by Ada.\nANSWER: Ada"],
                             usage=(200, 20)) as server:
         raw["tools"][0]["backend"]["slots"]["search-1"] = {
-            "name": "gpt-5", "model": "gpt-5", "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+            "name": "gpt-5", "model": "gpt-5",
+            "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
         raw["tools"][0]["backend"]["retriever"] = {"kind": "local_search", "index": "world"}
         raw["tools"][2]["backend"]["slots"]["answer-1"] = {
-            "name": "gpt-5", "model": "gpt-5", "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+            "name": "gpt-5", "model": "gpt-5",
+            "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
         path = tmp_path / "paper-real.yaml"
         path.write_text(yaml.safe_dump(raw))
         kit = load_toolkit(str(path))
         assert not kit.get("answer").slots["answer-1"].simulated
         tools = {name: tool for name, tool in build_tools(kit).items()}
-        task = WorldTask(task_id="real-1", family="frames", domain="multihop", question="Who founded the guild?", answer="Ada")
-        policy = Plays(format_tool_call("search", {"model": "search-1"}), format_tool_call("answer", {"model": "answer-1"}))
+        task = WorldTask(task_id="real-1", family="frames", domain="multihop", question="Who founded the guild?",
+                         answer="Ada")
+        policy = Plays(format_tool_call("search", {"model": "search-1"}),
+                       format_tool_call("answer", {"model": "answer-1"}))
 
         async def grade(t, answer, context):
             return float(answer == "Ada")

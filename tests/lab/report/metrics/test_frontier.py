@@ -1,4 +1,5 @@
-"""Tests for lab.report.metrics.frontier: Pareto points, the frontier's AUC, PGR, turn budgets and repricing, by hand."""
+"""Tests for lab.report.metrics.frontier: Pareto points, the frontier's AUC, PGR, turn budgets and repricing,
+worked out by hand."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_pgr_uses_named_or_extreme_references():
 def test_turn_budget_curves_keep_only_runs_that_differ_in_max_turns():
     info = pd.DataFrame({"run_id": ["t10", "t50", "t20", "alone", "legacy"], "max_turns": [10, 50, 20, 50, np.nan],
                          "curve": ["c", "c", "c", "other", None], "orchestrator": "x"})
-    accuracy = pd.DataFrame({"run_id": info.run_id, "accuracy": [0.1, 0.5, 0.3, 0.9, 0.9], "ci_low": 0.0, "ci_high": 1.0})
+    accuracy = pd.DataFrame({"run_id": info.run_id, "accuracy": [0.1, 0.5, 0.3, 0.9, 0.9], "ci_low": 0.0,
+                             "ci_high": 1.0})
     costs = pd.DataFrame({"run_id": info.run_id, "cost_cents_per_task": [1.0, 5.0, 2.0, 9.0, 9.0]})
     curves = metrics.turn_budget_curves(info, accuracy, costs)
     assert list(curves.run_id) == ["t10", "t20", "t50"] and list(curves.max_turns) == [10, 20, 50]

@@ -49,7 +49,8 @@ def test_only_shared_tasks_count_and_disjoint_runs_are_refused():
 def test_cost_saving_is_relative_to_the_other_run_with_a_bootstrap_interval():
     rng = np.random.default_rng(0)
     dear = rng.uniform(0.05, 0.15, 40)
-    rows = [("save", f"t{i}", 1, 0.6 * c) for i, c in enumerate(dear)] + [("spend", f"t{i}", 1, c) for i, c in enumerate(dear)]
+    rows = [("save", f"t{i}", 1, 0.6 * c) for i, c in enumerate(dear)] + [("spend", f"t{i}", 1, c) for i,
+                                                                          c in enumerate(dear)]
     result = paired_cost_saving(frame(rows), "save", "spend")
     assert result["saving"] == pytest.approx(0.4)
     assert result["ci_low"] <= 0.4 <= result["ci_high"] and result["ci_high"] - result["ci_low"] < 1e-9 + 0.01

@@ -17,7 +17,8 @@ def tool_calls(rows: list[tuple[str, str, int, str, int]]) -> pd.DataFrame:
 
 def test_tool_calls_per_task_count_zeros_and_shares_sum_to_one():
     frame = trajs([("A", "t0", 1), ("A", "t0", 1), ("A", "t1", 0)])
-    calls = tool_calls([("A", "t0", 0, "sim:gpt-5", 2), ("A", "t0", 1, "local_search", 1), ("A", "t1", 0, "local_search", 3)])
+    calls = tool_calls([("A", "t0", 0, "sim:gpt-5", 2), ("A", "t0", 1, "local_search", 1),
+                        ("A", "t1", 0, "local_search", 3)])
     table = metrics.tool_call_table(calls, frame, ["A"]).set_index("tool_name")
     assert table.loc["sim:gpt-5", "calls_per_task"] == pytest.approx((2 / 2 + 0) / 2)
     assert table.loc["local_search", "calls_per_task"] == pytest.approx((1 / 2 + 3) / 2)
@@ -28,7 +29,8 @@ def test_tool_calls_per_task_count_zeros_and_shares_sum_to_one():
 
 
 @pytest.mark.parametrize("identifier, family", [
-    ("openai:gpt-5@http://localhost:8000/v1", "gpt-5"), ("scripted:gpt-5-prompted", "gpt-5"), ("sim:gpt-5-mini", "gpt-5"),
+    ("openai:gpt-5@http://localhost:8000/v1", "gpt-5"), ("scripted:gpt-5-prompted", "gpt-5"),
+    ("sim:gpt-5-mini", "gpt-5"),
     ("scripted:qwen3-8b-prompted", "qwen"), ("hf:/ckpts/Qwen3-8B", "qwen"), ("llama-3.3-70b-instruct", "llama"),
     ("claude-opus-4.1", "claude"), ("scripted:cheapest-first", None), ("", None),
 ])
@@ -45,9 +47,11 @@ def test_delegation_bias_by_hand():
                         ("A", "t1", 0, "sim:gpt-5-mini", 5), ("A", "t1", 0, "sim:qwen3-32b", 4)])
     info = pd.DataFrame({"run_id": ["A", "B"], "orchestrator": ["scripted:gpt-5-prompted", "scripted:cheapest-first"]})
     kit_b = kit.assign(run_id="B")
-    bias = metrics.delegation_bias(pd.concat([calls, calls.assign(run_id="B")]), pd.concat([kit, kit_b]), info, ["A", "B"])
+    bias = metrics.delegation_bias(pd.concat([calls, calls.assign(run_id="B")]), pd.concat([kit, kit_b]), info,
+                                   ["A", "B"])
     a, b = bias.set_index("run_id").loc["A"], bias.set_index("run_id").loc["B"]
     assert a.model_calls == 10 and a.strongest == "sim:gpt-5"              # local_search is not a model call
     assert a.strongest_share == pytest.approx(1 / 10)
     assert a.orchestrator_family == "gpt-5" and a.own_family_share == pytest.approx(6 / 10)
-    assert b.strongest_share == pytest.approx(1 / 10) and pd.isna(b.orchestrator_family) and np.isnan(b.own_family_share)
+    assert (b.strongest_share == pytest.approx(1 / 10) and pd.isna(b.orchestrator_family)
+            and np.isnan(b.own_family_share))
