@@ -4,7 +4,7 @@ Simulated models on the real offline world: errors correlate, so re-rolling does
 
 These are the properties GRPO would otherwise exploit: re-asking a cheap model until it sounds sure, or
 re-asking a coder until its program "computes something" (flooding a prompt with candidates:
-`tests/lab/world/test_evidence_rule.py`).
+`tests/lab/tools/test_findings.py`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 SimModel: deterministic, right as often as its profile says, priced at real prices, clearly simulated.
 
 Correlated-error behaviour (re-asking, confidence, evidence flips) is tested on the real world's tasks in
-`test_sim_draws.py`; here single calls on hand-made tasks.
+`test_draws.py`; here single calls on hand-made tasks.
 
 Also a simulated model as judge (`--judge sim:<name>`): agrees with the ground truth at its profile's
 calibrated rate, says it is simulated, and cannot be talked into a verdict by the answer it grades.
