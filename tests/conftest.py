@@ -92,21 +92,24 @@ def task_run(run_id: str, outcomes: dict[str, list[float]], tool: str = "gpt-5",
     output tokens (its cost under the default prices, 5 s), so cost and latency are known by hand."""
     toolkit = tiny_toolkit()
     spec = toolkit.get(tool)
-    run = RunRecord(run_id=run_id, kind="eval", name=run_id, toolkit_json=toolkit.model_dump_json(), orchestrator=orchestrator,
+    run = RunRecord(run_id=run_id, kind="eval", name=run_id, toolkit_json=toolkit.model_dump_json(),
+                    orchestrator=orchestrator,
                     benchmark="world", config_json=json.dumps(config or {}))
     items = []
     for task_id, samples in outcomes.items():
         for sample, outcome in enumerate(samples):
             cost = spec.cost(1000, 400)
             steps = [
-                StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=0, tool_name="local_search", latency_s=0.2),
+                StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=0, tool_name="local_search",
+                           latency_s=0.2),
                 StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=1, tool_name=tool, model=spec.model,
                            input_tokens=1000, output_tokens=400, cost_usd=cost, latency_s=5.0),
                 StepRecord(run_id=run_id, task_id=task_id, sample_idx=sample, turn=2, kind="answer", observation="42"),
             ]
             traj = TrajectoryRecord(
                 run_id=run_id, task_id=task_id, sample_idx=sample, group_id=task_id, outcome=outcome, n_turns=3,
-                cost_usd=cost, latency_s=5.2, benchmark="world", tool_counts_json=json.dumps({"local_search": 1, tool: 1}),
+                cost_usd=cost, latency_s=5.2, benchmark="world",
+                tool_counts_json=json.dumps({"local_search": 1, tool: 1}),
                 preference_json=json.dumps({"outcome": 1, "compute": 1}),
             )
             items.append((traj, steps, None))
@@ -150,7 +153,8 @@ def orchestra(*args: str, db: Path | None = None, cwd: Path | None = None, timeo
     """The `orchestra` command in a real process, on the store `db` when given (wide columns, so printed
     lines are not wrapped), with `env` added to the environment."""
     extra = ["--db", str(db)] if db is not None else []
-    return subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", *args, *extra], capture_output=True,
+    return subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", *args, *extra],
+                          capture_output=True,
                           text=True, timeout=timeout, cwd=cwd, env={**os.environ, "COLUMNS": "250", **(env or {})})
 
 

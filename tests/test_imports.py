@@ -155,7 +155,8 @@ def problems(modules: list[str], arrows: list[Arrow], layers: list[tuple[str, ..
     found += [f"import cycle: {' ; '.join(map(str, cycle))}" for cycle in cycles(arrows)]
     unit_arrows = [Arrow(units[a.source], units[a.target], a.line, str(a)) for a in arrows
                    if units[a.source] and units[a.target] and units[a.source] != units[a.target]]
-    found += [f"import cycle between {' -> '.join([*(c.source for c in cycle), cycle[0].source])}: {' ; '.join(c.text for c in cycle)}"
+    found += [f"import cycle between {' -> '.join([*(c.source for c in cycle), cycle[0].source])}: "
+              f"{' ; '.join(c.text for c in cycle)}"
               for cycle in cycles(unit_arrows)]
     found += [f"upward import: {a} ({units[a.target]} is in a layer above {units[a.source]})" for a in arrows
               if units[a.source] and units[a.target] and level[units[a.target]] > level[units[a.source]]]
@@ -231,15 +232,19 @@ def test_the_checker_names_an_upward_arrow_and_a_cycle(tmp_path):
     })
     layers = [("pkg.low",), ("pkg.mid",), ("pkg.high",)]
     found = problems(*all_arrows(tmp_path, ("pkg",)), layers, ("pkg",))
-    assert "upward import: pkg.low.core (line 2: `from pkg.high import view`) -> pkg.high (pkg.high is in a layer above pkg.low)" in found
+    assert ("upward import: pkg.low.core (line 2: `from pkg.high import view`) -> pkg.high "
+            "(pkg.high is in a layer above pkg.low)") in found
     assert ("import cycle: pkg.mid.a (line 1: `import pkg.mid.b`) -> pkg.mid.b ; "
             "pkg.mid.b (line 1: `from .a import x`) -> pkg.mid.a") in found
-    assert any(p.startswith("import cycle: pkg.high (line 1: `from pkg.low import core`) -> pkg.low.core") for p in found)
+    assert any(p.startswith("import cycle: pkg.high (line 1: `from pkg.low import core`) -> pkg.low.core")
+               for p in found)
     assert any(p.startswith("import cycle between pkg.high -> pkg.low -> pkg.high: pkg.high (line 1") for p in found)
     assert len(found) == 4, found
 
 
 def test_the_checker_asks_for_a_layer(tmp_path):
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/high.py": "from pkg import low\n", "pkg/new.py": ""})
+    _write(tmp_path,
+           {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/high.py": "from pkg import low\n", "pkg/new.py": ""})
     layers = [("pkg.low",), ("pkg.high",)]
-    assert problems(*all_arrows(tmp_path, ("pkg",)), layers, ("pkg",)) == ["pkg.new is in no layer: add its package to LAYERS"]
+    assert problems(*all_arrows(tmp_path, ("pkg",)), layers,
+                    ("pkg",)) == ["pkg.new is in no layer: add its package to LAYERS"]

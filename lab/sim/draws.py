@@ -19,7 +19,7 @@ seed, prompt): models are not perfectly consistent either, and without it a re-a
 Stated confidence follows its own latent the same way, so it stays informative and a re-ask rarely
 changes it.
 
-All numbers below are assumptions (no paper reports them); `tests/lab/sim/test_sim_draws.py` measures
+All numbers below are assumptions (no paper reports them); `tests/lab/sim/test_draws.py` measures
 what they imply (re-roll gain, confidence informativeness).
 """
 

@@ -3,7 +3,7 @@
 Why the DDL is written out rather than generated from `lab.records`: a migration must describe the
 file as it was when that version shipped. If v1 were generated from today's models, adding a field
 to a record would silently change v1, and old files would never get the column. Instead, a field
-added to a record must come with a new `Migration` here; `tests/lab/store/test_store_schema.py`
+added to a record must come with a new `Migration` here; `tests/lab/store/test_schema.py`
 fails until the table's columns equal the record's fields, in order.
 
 The `schema_version` table holds one row per applied migration. A file written by newer code than

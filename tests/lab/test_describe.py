@@ -1,4 +1,7 @@
-"""Tool descriptions written by a describer LLM from sampled, graded trajectories (paper §3.1)."""
+"""Tests for lab.describe.
+
+Tool descriptions written by a describer LLM from sampled, graded trajectories (paper §3.1).
+"""
 
 from __future__ import annotations
 

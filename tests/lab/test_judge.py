@@ -1,5 +1,6 @@
 """The LLM judge (`lab.judge`): one verdict tag or no verdict, exact match first, and an answer that
-tries to grade itself gets nowhere."""
+tries to grade itself gets nowhere.
+"""
 
 from __future__ import annotations
 

@@ -1,15 +1,24 @@
-"""Rescoring logged runs whose trajectories also called benchmark tools (tau2 domain functions)."""
+"""Tests for lab.rescoring.
+
+Rescoring logged runs whose trajectories also called benchmark tools (tau2 domain functions).
+
+Also `rescore_run` with the paper's trajectory filters: a failure never rewarded, a filtered rollout never kept.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
+from lab.records import RunRecord, StepRecord, TrajectoryRecord
 from lab.rescoring import rescore_run
 from lab.store import Store, queries
 
@@ -36,10 +45,12 @@ def test_reprice_includes_the_orchestrators_own_tokens(tmp_path):
     own = PriceTable.load().price("qwen3-32b").cost(10_000, 2_000)
     step = StepRecord(run_id="o", task_id="t", turn=0, tool_name="sim:gpt-5", model="gpt-5",
                       input_tokens=100, output_tokens=50, cost_usd=PriceTable.load().price("gpt-5").cost(100, 50))
-    traj = TrajectoryRecord(run_id="o", task_id="t", input_tokens=10_000, output_tokens=2_000, cost_usd=own + step.cost_usd)
+    traj = TrajectoryRecord(run_id="o", task_id="t", input_tokens=10_000, output_tokens=2_000,
+                            cost_usd=own + step.cost_usd)
     store.write_run(run)
     store.write_trajectories([(traj, [step], None)])
-    steps = with_orchestrator_steps(queries.steps_df(store, "o"), queries.trajectories_df(store, ["o"]), run.orchestrator)
+    steps = with_orchestrator_steps(queries.steps_df(store, "o"), queries.trajectories_df(store, ["o"]),
+                                    run.orchestrator)
     by_model = reprice_steps(steps, PriceTable.load("deepinfra")).set_index("model")
     assert by_model.loc["qwen3-32b", "old_cost_usd"] == pytest.approx(own)
     assert by_model.loc["qwen3-32b", "new_cost_usd"] == pytest.approx((10_000 * 0.10 + 2_000 * 0.28) / 1e6)
@@ -63,7 +74,8 @@ def test_a_judges_steps_are_never_the_orchestrators_cost(tmp_path):
                             judge_cost_usd=judge.cost_usd, exact_correct=False, judge_correct=True, outcome=1.0)
     store.write_run(run)
     store.write_trajectories([(traj, [judge], None)])
-    steps = with_orchestrator_steps(queries.steps_df(store, "j"), queries.trajectories_df(store, ["j"]), run.orchestrator)
+    steps = with_orchestrator_steps(queries.steps_df(store, "j"), queries.trajectories_df(store, ["j"]),
+                                    run.orchestrator)
     assert list(steps.tool_name) == ["(orchestrator)"] and steps.cost_usd.sum() == pytest.approx(own)
     assert reprice_steps(steps, PriceTable.load("deepinfra")).model.tolist() == ["qwen3-32b"]
 
@@ -109,13 +121,15 @@ def test_local_steps_keep_their_cost_or_pay_gpu_time(tmp_path):
 
     store = _local_store(tmp_path, "hf:/models/qwen3-8b", [SMOLLM2])
     run = queries.run(store, "L")
-    steps = with_orchestrator_steps(queries.steps_df(store, "L"), queries.trajectories_df(store, ["L"]), run.orchestrator,
+    steps = with_orchestrator_steps(queries.steps_df(store, "L"), queries.trajectories_df(store, ["L"]),
+                                    run.orchestrator,
                                     toolkit_json=run.toolkit_json)
     own = steps[steps.kind == "orchestrator"].iloc[0]
     # a local checkpoint named like a hosted model is still local: it ran here, nobody billed tokens
     assert own.model == "hf:/models/qwen3-8b" and own.local and own.latency_s == pytest.approx(3.0)
     assert step_costs_under(steps, PriceTable.load("deepinfra")).tolist() == [0.0, 0.0, 0.0]
-    assert step_costs_under(steps, PriceTable.load("deepinfra"), gpu_hour_usd=7.2).tolist() == pytest.approx([0.004, 0.0, 0.006])
+    assert step_costs_under(steps, PriceTable.load("deepinfra"),
+                            gpu_hour_usd=7.2).tolist() == pytest.approx([0.004, 0.0, 0.006])
     by = reprice_steps(steps, PriceTable.load("deepinfra")).set_index("model").priced_by
     assert by["smollm2-135m-instruct"] == by["hf:/models/qwen3-8b"] == LOCAL_UNPRICED
 
@@ -143,3 +157,51 @@ def test_smollm2_id_is_the_one_the_tool_records():
 
     assert is_local_model(SMOLLM2_MODEL_ID) and is_local_model("HuggingFaceTB/SmolLM2-135M-Instruct")
     assert not is_local_model("qwen3-8b") and not is_local_model(None)
+
+
+broken = st.sampled_from(["ok", "format_flag", "format_step", "no_answer", "blank_answer"])
+_run_ids = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory) -> Store:
+    """One store for every example (a new run each): opening a DuckDB file per example is the slow part."""
+    return Store(tmp_path_factory.mktemp("filters") / "p.duckdb")
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.lists(st.tuples(st.sampled_from(["t0", "t1"]), st.sampled_from([0.0, 1.0]), st.floats(0, 1), broken),
+                     min_size=2, max_size=8))
+def test_rescore_run_never_rewards_failures_or_keeps_filtered_rollouts(shared_store, data):
+    run_id = f"p{next(_run_ids)}"
+    why: dict[tuple[str, int], str] = {}
+    samples: dict[str, int] = {}
+    items = []
+    for task, outcome, cost, kind in data:
+        sample = samples[task] = samples.get(task, -1) + 1
+        answer = {"no_answer": None, "blank_answer": "  "}.get(kind, "42")
+        traj = TrajectoryRecord(run_id=run_id, task_id=task, sample_idx=sample, group_id=task, outcome=outcome,
+                                final_answer=answer, valid_output=answer is not None, format_ok=kind != "format_flag",
+                                cost_usd=cost, latency_s=1.0, tool_counts_json=json.dumps({"search": 1}))
+        steps = [StepRecord(run_id=run_id, task_id=task, sample_idx=sample, turn=0, tool_name="search")]
+        if kind == "format_step":
+            steps.append(StepRecord(run_id=run_id, task_id=task, sample_idx=sample, turn=1, kind="format_error"))
+        items.append((traj, steps, None))
+        why[(task, sample)] = kind
+    if len(samples) == len(data):                # every group of one: refused (tested in the CLI tests)
+        return
+    store = shared_store
+    store.write_run(RunRecord(run_id=run_id, kind="eval", toolkit_json=json.dumps({"tools": [{"name": "search"}]})))
+    store.write_trajectories(items)
+    result = rescore_run(store, run_id, "outcome=1,compute=1")
+    scores = queries.scores_df(store, result.scoring.scoring_id)
+    logged = queries.trajectories_df(store, [run_id]).set_index(["task_id", "sample_idx"])
+    summary = result.summary()
+    assert summary["filtered_format"] == sum(k in ("format_flag", "format_step") for k in why.values())
+    assert summary["filtered_invalid"] == sum(k in ("no_answer", "blank_answer") for k in why.values())
+    assert summary["solved"] == int((logged.outcome == 1).sum())
+    for row in scores.itertuples():
+        if logged.loc[(row.task_id, row.sample_idx), "outcome"] == 0:
+            assert row.reward == 0
+        if why[(row.task_id, row.sample_idx)] != "ok":
+            assert row.advantage == 0 and not row.keep and row.reward == 0

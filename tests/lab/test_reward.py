@@ -1,4 +1,8 @@
-"""Tests for lab.reward: Eq. 2 by hand, its properties under hypothesis, GRPO advantages, preference score."""
+"""Tests for lab.reward: Eq. 2 by hand, its properties under hypothesis, GRPO advantages, preference score.
+
+Also `rescore` with `passed`: an unsolved trajectory never earns a reward, a filtered one never carries an
+advantage, and the filtered ones do not move anyone else's numbers.
+"""
 
 from __future__ import annotations
 
@@ -356,3 +360,39 @@ def test_rescore_from_logged_fields_with_a_bound_preference() -> None:
     assert A[1] > A[0] > A[2]
     with pytest.raises(LabInputError, match="preference is bound to tools"):
         rescore([{}], [1], [0.1], [1], ["other"], pref, None)
+
+
+FILTER_TOOLS = ["search", "gpt-5"]
+
+
+filter_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]),                       # group
+        st.sampled_from([0.0, 1.0]),                            # outcome
+        st.floats(0, 5), st.floats(0, 60),                      # cost, latency
+        st.integers(0, 3), st.integers(0, 3),                   # calls per tool
+        st.booleans(),                                          # passed the filters
+    ),
+    min_size=1, max_size=14,
+)
+
+
+filter_weights = st.lists(st.floats(0, 1), min_size=len(FILTER_TOOLS) + 3, max_size=len(FILTER_TOOLS) + 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(filter_rows, filter_weights, st.sampled_from([0.0, 0.1, 0.5]))
+def test_unsolved_earn_nothing_and_filtered_carry_no_advantage(data, P, threshold):
+    groups, outcomes, costs, latencies, n_search, n_gpt, passed = map(list, zip(*data))
+    counts = [{"search": s, "gpt-5": g} for s, g in zip(n_search, n_gpt)]
+    R, A, keep = rescore(counts, outcomes, costs, latencies, FILTER_TOOLS, np.array(P), groups, threshold,
+                         passed=passed)
+    outcome, ok = np.array(outcomes), np.array(passed)
+    assert (R[outcome == 0] == 0).all() and (R >= 0).all()
+    assert (A[~ok] == 0).all() and not keep[~ok].any()
+    if ok.any():  # the filtered rows are out of the groups: the rest score as if they had never been logged
+        idx = np.flatnonzero(ok)
+        alone = rescore([counts[i] for i in idx], outcome[idx], np.array(costs)[idx], np.array(latencies)[idx],
+                        FILTER_TOOLS, np.array(P), [groups[i] for i in idx], threshold)
+        for got, expected in zip((R[idx], A[idx], keep[idx]), alone):
+            np.testing.assert_array_equal(got, expected)

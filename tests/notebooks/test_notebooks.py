@@ -32,7 +32,8 @@ def test_notebook_runs_on_the_demo_store(path: Path, quick_demo, tmp_path: Path,
     monkeypatch.setenv("ORCHESTRA_DB", str(db))  # the kernel inherits this process's environment
     notebook = nbformat.read(path, as_version=4)
     # run from notebooks/, as `jupyter lab notebooks/` would, so relative paths mean what they say
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     shown = [o.get("data", {}) for o in outputs if o.output_type in ("execute_result", "display_data")]

@@ -61,7 +61,8 @@ def play(policy: Any, protocol: str) -> Any:
     return asyncio.run(run_rollout(policy, tools, request, right, config))
 
 
-def test_round_prompts_render_to_the_same_ids_and_the_server_scores_what_transformers_scores(caller_model, caller_server):
+def test_round_prompts_render_to_the_same_ids_and_the_server_scores_what_transformers_scores(caller_model,
+                                                                                             caller_server):
     served = play(OpenAIPolicy("caller", caller_server.base_url, max_tokens=48), "rounds")
     local = play(HFPolicy(caller_model, max_new_tokens=48), "rounds")
     assert [json_call(s) for s in served.steps if s.kind == "tool"] == [CALL, CALL]

@@ -365,7 +365,8 @@ def test_an_address_field_that_is_not_text_is_refused_with_tau2s_pydantic_text(i
     db = copy_db(initial)
     address = {"address1": "1 A St", "address2": "", "city": "X", "state": "CA", "country": "USA"}
     text, error = call(db, "modify_user_address", {"user_id": "noah_brown_6181", **address, "zip": 90001})
-    assert (text, error) == ("Error: 1 validation error for UserAddress\n" + _pydantic_string_error("zip", "90001", "int"),
+    assert (text,
+            error) == ("Error: 1 validation error for UserAddress\n" + _pydantic_string_error("zip", "90001", "int"),
                              True)
     text, error = call(db, "modify_pending_order_address", {"order_id": PENDING, **address, "city": None, "zip": 1.5})
     assert text == ("Error: 2 validation errors for UserAddress\n" + _pydantic_string_error("city", "None", "NoneType")

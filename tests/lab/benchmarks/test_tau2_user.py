@@ -1,4 +1,6 @@
-"""A tau2 rollout is a conversation: the simulated user opens it, answers questions, and ends it.
+"""Tests for lab.benchmarks.tau2_user.
+
+A tau2 rollout is a conversation: the simulated user opens it, answers questions, and ends it.
 
 The policies here are what an orchestrator would write, turn by turn; the user and the tools are the
 real ones of `--benchmark tau2:retail`.
@@ -35,7 +37,8 @@ def talk(user: Any, *messages: str) -> list[Any]:
 
 
 def test_the_scripted_user_opens_with_its_reason_answers_from_known_info_and_refuses_the_unknown():
-    session = ScriptedUser().session(Task("My name is Yara Muller, zip 19122.", "You do not remember your email address."))
+    session = ScriptedUser().session(Task("My name is Yara Muller, zip 19122.",
+                                          "You do not remember your email address."))
     assert "I want to cancel an order." in session.opening()
     email, name, done = talk(session, "What is your email address?", "Can you tell me your name and zip code?",
                              "Your order is cancelled.")
@@ -75,7 +78,8 @@ def retail():
 def run(source: Any, task_id: str, policy: Conversation, max_turns: int = 20) -> Any:
     task = next(t for t in source.tasks if t.task_id == task_id)
     request = RolloutRequest(run_id="r", task=task, benchmark="tau2", user=source.user_for(task))
-    return asyncio.run(run_rollout(policy, source.tools_for(task), request, source.grader, RolloutConfig(max_turns=max_turns)))
+    return asyncio.run(run_rollout(policy, source.tools_for(task), request, source.grader,
+                                   RolloutConfig(max_turns=max_turns)))
 
 
 def test_the_agent_must_ask_for_what_the_user_knows_then_acts_and_the_user_ends_the_call(retail):
@@ -87,7 +91,8 @@ def test_the_agent_must_ask_for_what_the_user_knows_then_acts_and_the_user_ends_
     result = run(retail, "retail-78", policy)
     first_user = policy.seen[0][1]["content"]
     assert "#W5056519" in first_user and "yara.muller9246@example.com" not in first_user  # not handed the scenario
-    assert policy.seen[1][-1] == {"role": "user", "content": "Your name is Yara Muller and your email is yara.muller9246@example.com."}
+    assert policy.seen[1][-1] == {"role": "user",
+                                  "content": "Your name is Yara Muller and your email is yara.muller9246@example.com."}
     kinds = [s.kind for s in result.steps]
     assert kinds.count("user") == 2 and kinds[-1] == "user" and STOP in result.steps[-1].observation
     assert result.trajectory.outcome == 1.0 and json.loads(result.trajectory.criteria_json)["db"] is True

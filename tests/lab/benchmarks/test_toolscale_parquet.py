@@ -56,7 +56,8 @@ def test_a_released_row_becomes_the_tau2_task_it_encodes(tmp_path):
         {"action_id": "a0", "name": "get_forecast", "arguments": {"city": "Albuquerque", "start_date": "2025-09-06"}},
         {"action_id": "a1", "name": "calculate", "arguments": {"expression": "19.5 - 7"}}]
     assert criteria["communicate_info"] == ["19:42"] and criteria["nl_assertions"] is None
-    assert task["id"] == "10315" and task["user_scenario"]["instructions"]["reason_for_call"] == "Planning a rooftop party."
+    assert (task["id"] == "10315"
+            and task["user_scenario"]["instructions"]["reason_for_call"] == "Planning a rooftop party.")
     (loaded,) = load_benchmark(f"toolscale:{tmp_path / 't.parquet'}")
     assert loaded.task_id == "weather-10315" and loaded.domain == "weather" and loaded.answer == criteria["actions"]
     assert loaded.meta["communicate_info"] == ["19:42"] and loaded.meta["db_path"] is None
@@ -82,7 +83,8 @@ def test_null_arguments_are_dropped_and_the_rest_kept(arguments):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda r: r["user_scenario"]["instructions"].pop("domain"), "row 0 .task 10315.: user_scenario.instructions.domain"),
+    (lambda r: r["user_scenario"]["instructions"].pop("domain"),
+     "row 0 .task 10315.: user_scenario.instructions.domain"),
     (lambda r: r["evaluation_criteria"]["actions"][0].pop("function_name"), "action 0: action without a name"),
     (lambda r: r.pop("id"), "row 0: row without an 'id'"),
 ])
@@ -106,4 +108,5 @@ def test_eval_on_the_parquet_grades_by_golden_actions(tmp_path):
                           store, Console(quiet=True))
     trajs = queries.trajectories_df(store, [summary.run_id])
     assert len(trajs) == 3 and trajs.outcome.eq(1.0).all()
-    assert all(json.loads(c) == {"db": None, "communicate": None, "actions": True, "nl": None} for c in trajs.criteria_json)
+    assert all(json.loads(c) == {"db": None, "communicate": None, "actions": True,
+                                 "nl": None} for c in trajs.criteria_json)

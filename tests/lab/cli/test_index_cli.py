@@ -15,7 +15,7 @@ from lab.toolkit import build_tools, load_toolkit
 from lab.tools.base import ToolContext
 from lab.world.task import WorldTask
 from tests.conftest import orchestra
-from tests.lab.tools.index_corpus import FACTS, write_corpus
+from tests.helpers.search_corpus import FACTS, write_corpus
 
 
 @pytest.fixture(scope="module")

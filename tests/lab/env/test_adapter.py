@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from env_toy import TOY, box, toy_db
-
 from lab.env.adapter import EnvTool
 from lab.env.state import Session
 from lab.tools.base import ToolContext
 from lab.toolspec import ToolSpec
+from tests.helpers.toy_environment import TOY, box, toy_db
 
 BASE = toy_db()
 

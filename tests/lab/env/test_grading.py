@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from env_toy import TOY, toy_db
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.env.grading import communicate_ok, criteria_of, outcome_of, state_check
 from lab.env.replay import run_actions
 from lab.env.state import Session
+from tests.helpers.toy_environment import TOY, toy_db
 
 UP = {"name": "add", "arguments": {"counter_id": "c1", "amount": 2, "mode": "up", "tags": []}}
 DOWN = {"name": "add", "arguments": {"counter_id": "c2", "amount": 1, "mode": "down", "tags": []}}

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from env_toy import TOY, toy_db
-
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
 from lab.env.state import canonical_hash
+from tests.helpers.toy_environment import TOY, toy_db
 
 UP = {"name": "add", "arguments": {"counter_id": "c1", "amount": 2, "mode": "up", "tags": []}}
 TOO_FAR = {"name": "add", "arguments": {"counter_id": "c2", "amount": 1, "mode": "down", "tags": []}}
@@ -32,4 +31,6 @@ def test_an_expected_state_is_computed_once_per_key() -> None:
         runs.append(1)
         return len(runs)
 
-    assert [cache.get(("t1", "db"), compute), cache.get(("t1", "db"), compute), cache.get(("t2", "db"), compute)] == [1, 1, 2]
+    assert [cache.get(("t1", "db"), compute), cache.get(("t1", "db"), compute), cache.get(("t2", "db"), compute)] == [1,
+                                                                                                                      1,
+                                                                                                                      2]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from env_toy import box
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.env.errors import ToolRefused
 from lab.env.schema import Tool
+from tests.helpers.toy_environment import box
 
 ADD = box.tools["add"]
 GOOD = {"counter_id": "c1", "amount": 1.5, "mode": "up", "tags": ["x"]}

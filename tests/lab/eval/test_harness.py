@@ -1,7 +1,14 @@
-"""`orchestra eval` as a user runs it: offline, resumable after SIGKILL, budget-guarded, idempotent."""
+"""Tests for lab.eval.harness.
+
+`orchestra eval` as a user runs it: offline, resumable after SIGKILL, budget-guarded, idempotent.
+
+Also FRAMES under the round protocol as released: `search` retrieves 150 documents (or `--retrieval-top-k`),
+the run records the depth it used, and the orchestrator reads each document cut at 4,000 characters.
+"""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -11,10 +18,17 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
+from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
+from lab.rollout import PolicyOutput
+from lab.rollout.parse import format_tool_call
 from lab.store import Store, queries
+from lab.testing import OpenAICompatServer
+from lab.tools.index_build import build_index
+from tests.helpers.search_corpus import FACTS, write_corpus
 
 pytestmark = pytest.mark.usefixtures("world")
 
@@ -73,7 +87,8 @@ def test_a_finished_run_is_not_run_again(tmp_path: Path, world):
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
-def test_budget_guard_stops_near_the_cap_and_never_stores_a_cut_rollout_as_wrong(tmp_path: Path, world, concurrency: int):
+def test_budget_guard_stops_near_the_cap_and_never_stores_a_cut_rollout_as_wrong(tmp_path: Path, world,
+                                                                                 concurrency: int):
     store = Store(tmp_path / "b.duckdb")
     config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:always-strongest", limit=60,
                         budget_usd=0.6, concurrency=concurrency)
@@ -115,7 +130,8 @@ def test_failures_are_written_and_counted_outages_are_not(tmp_path: Path, world,
 
     monkeypatch.setattr(scripted._ScriptSession, "generate", flaky)
     store = Store(tmp_path / "f.duckdb")
-    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=20, concurrency=1)
+    config = EvalConfig(benchmark="world", split="test", orchestrator="scripted:cheapest-first", limit=20,
+                        concurrency=1)
     (summary,) = run_eval(config, store)
     trajs = queries.trajectories_df(store)
     assert summary.unavailable > 0 and summary.failed > 0
@@ -151,7 +167,8 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
         (["eval", "--preference", "outcome=3", "--limit", "1"], "'outcome' must be in [0, 1]"),
     ]
     for args, message in cases:
-        result = subprocess.run(orchestra(*args, "--db", str(tmp_path / "x.duckdb")), capture_output=True, text=True, timeout=300)
+        result = subprocess.run(orchestra(*args, "--db", str(tmp_path / "x.duckdb")), capture_output=True, text=True,
+                                timeout=300)
         assert result.returncode == 2, (args, result.stderr)
         assert message in result.stderr, (args, result.stderr)
     assert len(queries.trajectories_df(Store(tmp_path / "x.duckdb"))) == 0
@@ -159,7 +176,8 @@ def test_bad_flags_are_one_line_and_exit_2(tmp_path: Path):
 
 def test_a_policy_that_cannot_start_fails_the_run_with_one_line(tmp_path: Path, world):
     db = tmp_path / "f.duckdb"
-    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "3", "--orchestrator", "hf:/no/such/model", "--db", str(db)),
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "3", "--orchestrator", "hf:/no/such/model", "--db",
+                                      str(db)),
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "hf: model not found: /no/such/model" in result.stderr
     runs = queries.runs_df(Store(db))
@@ -171,7 +189,8 @@ def test_an_unreachable_orchestrator_endpoint_exits_1_naming_it_and_stores_nothi
 
     db = tmp_path / "down.duckdb"
     url = f"http://127.0.0.1:{unused_port()}/v1"
-    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db", str(db),
+    result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db",
+                                      str(db),
                                       "--json"), capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr
     (row,) = json.loads(result.stdout)
@@ -179,3 +198,92 @@ def test_an_unreachable_orchestrator_endpoint_exits_1_naming_it_and_stores_nothi
     assert all("endpoint unavailable" in e and url in e for e in row["errors_seen"])
     assert queries.trajectories_df(Store(db), include_cut=True).empty
     assert queries.runs_df(Store(db)).status.tolist() == ["interrupted"]  # the same command resumes it
+
+
+QUESTION = FACTS["fact-lighthouse"][2]
+
+
+class SearchThenAnswer:
+    """An orchestrator that calls `search` and then `answer`, and keeps the prompts and tools it was shown."""
+
+    name = "test:search-then-answer"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.offered: list[list[str]] = []
+
+    def session(self, task, specs, seed):
+        policy, turns = self, [format_tool_call("search", {"model": "search-1"}),
+                               format_tool_call("answer", {"model": "answer-1"})]
+
+        class Session:
+            async def generate(self, messages, tools=None, observations=None):
+                policy.prompts.append(messages[-1]["content"])
+                policy.offered.append([entry["function"]["name"] for entry in tools or []])
+                return PolicyOutput(text=turns.pop(0) if turns else "no call")
+
+            def token_trajectory(self):
+                return None
+
+        return Session()
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A FRAMES file with one question, an index over the 36-document corpus, and a toolkit over both
+    whose slots are one scripted endpoint (it writes the query, then answers)."""
+    root = tmp_path_factory.mktemp("frames")
+    write_corpus(root / "corpus.jsonl")
+    build_index(root / "corpus.jsonl", root / "index", progress=False)
+    with (root / "frames.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows([["question", "true_answer"], [QUESTION, "Edda Lindqvist"]])
+    server = OpenAICompatServer(script=[f"QUERY: {QUESTION}", "ANSWER: Edda Lindqvist"] * 2)
+    with server:
+        model = {"name": "gpt-5", "model": "gpt-5",
+                 "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+        toolkit = {"name": "frames-wiki", "tools": [
+            {"name": "search", "backend": {"kind": "paper", "role": "search", "slots": {"search-1": model},
+                                           "retriever": {"kind": "local_search", "index": str(root / "index")}}},
+            {"name": "answer", "backend": {"kind": "paper", "role": "answer", "slots": {"answer-1": model}}},
+        ]}
+        (root / "toolkit.yaml").write_text(yaml.safe_dump(toolkit))
+        yield root
+
+
+def evaluate(root, **options):
+    config = EvalConfig.build(benchmark="frames", benchmark_path=str(root / "frames.csv"), protocol="rounds",
+                              toolkit=str(root / "toolkit.yaml"), max_turns=[4], **options)
+    store = Store(root / "eval.duckdb")
+    policy = SearchThenAnswer()
+    (summary,) = run_eval(config, store, policy=policy)
+    run = queries.runs_df(store).set_index("run_id").loc[summary.run_id]
+    (search,) = [t for t in json.loads(run.toolkit_json)["tools"] if t["name"] == "search"]
+    assert policy.offered == [["search", "answer"], ["answer"]]  # FRAMES: `search` withdrawn once documents exist
+    return policy.prompts[-1], search["backend"]["retriever"], json.loads(run.config_json)
+
+
+def documents(prompt: str) -> list[str]:
+    return [part.split("\n\n")[0] for part in prompt.split("\nDoc ")[1:]]
+
+
+def test_frames_retrieves_the_released_150_best_last_cut_at_4000_characters(setup):
+    prompt, retriever, config = evaluate(setup)
+    # the released default, recorded with the run
+    assert retriever["top_k"] == 150 and config["retrieval_top_k"] is None
+    shown = documents(prompt)
+    assert len(shown) == 36  # all of the corpus: fewer than 150 documents
+    assert shown[-1].startswith("36: Varnholm Lighthouse: The Varnholm lighthouse was painted crimson")
+    assert not any(d.endswith(" ...") for d in shown)  # FRAMES shows documents without HLE's " ..."
+
+
+def test_retrieval_top_k_is_honoured_and_recorded(setup):
+    prompt, retriever, config = evaluate(setup, retrieval_top_k=3)
+    assert retriever["top_k"] == 3 and config["retrieval_top_k"] == 3
+    shown = documents(prompt)
+    assert [d.split(":")[0] for d in shown] == ["1", "2", "3"] and "Varnholm" in shown[-1]
+
+
+def test_retrieval_top_k_needs_a_search_tool_over_a_local_index(setup):
+    with pytest.raises(LabInputError, match="--retrieval-top-k 5: toolkit 'perf' has no `search` tool"):
+        run_eval(EvalConfig.build(benchmark="frames", benchmark_path=str(setup / "frames.csv"), toolkit="perf",
+                                  retrieval_top_k=5), Store(setup / "refused.duckdb"), policy=SearchThenAnswer())

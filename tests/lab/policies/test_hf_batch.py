@@ -1,4 +1,6 @@
-"""BatchedSampler: turns decoded together give what each gives decoded alone (tiny random Qwen3, offline, CPU).
+"""Tests for lab.policies.hf_batch.
+
+BatchedSampler: turns decoded together give what each gives decoded alone (tiny random Qwen3, offline, CPU).
 
 The model and tokenizer are test_hf_policy.py's. Requests submitted with `asyncio.gather` all reach the
 sampler before its driver first runs, so they form one batch; the tests check that they did (a spy
@@ -22,7 +24,7 @@ from lab.policies.hf_policy import HFPolicy
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.policy import sampling_seed
 from lab.tools.local_llm import LoadedModel
-from tests.lab.policies.qwen3_tiny import (
+from tests.helpers.tiny_qwen3 import (
     QWEN3_TEMPLATE,
     TURN_1,
     TURN_2,
@@ -63,7 +65,8 @@ def gpt2(loaded) -> LoadedModel:
 def sliding(loaded) -> LoadedModel:
     """A Qwen3 whose layers all attend within a window of 4 tokens, far shorter than the prompts: its
     keys and values beyond the window must still be kept, and the window left to the attention mask."""
-    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True, "sliding_window": 4,
+    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True,
+                                         "sliding_window": 4,
                                          "max_window_layers": 0, "layer_types": None})
     assert set(config.layer_types) == {"sliding_attention"}
     torch.manual_seed(0)
@@ -73,7 +76,8 @@ def sliding(loaded) -> LoadedModel:
 @pytest.fixture(scope="module")
 def mixed(loaded) -> LoadedModel:
     """A Qwen3 with one full-attention layer and one within a window of 4 tokens."""
-    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True, "sliding_window": 4,
+    config = transformers.Qwen3Config(**{**loaded.model.config.to_dict(), "use_sliding_window": True,
+                                         "sliding_window": 4,
                                          "layer_types": ["full_attention", "sliding_attention"]})
     torch.manual_seed(0)
     return LoadedModel(model=transformers.Qwen3ForCausalLM(config).eval(), tokenizer=loaded.tokenizer, device="cpu")
@@ -187,7 +191,8 @@ class ScriptBySeed:
     (session seed, turn), so its seed picks the script whatever rows share the batch. Others sample.
     A session's seed is the rollout's seed mixed with the task id (`sampling_seed`)."""
 
-    def __init__(self, scripts: dict[int, list[list[int]]], task_id: str = Task.task_id) -> None:  # rollout seed -> ids per turn
+    def __init__(self, scripts: dict[int, list[list[int]]],
+                 task_id: str = Task.task_id) -> None:  # rollout seed -> ids per turn
         self.choose = hf_policy._choose
         self.queues = {hf_policy._turn_seed(sampling_seed(seed, task_id), turn): list(tokens)
                        for seed, turns in scripts.items() for turn, tokens in enumerate(turns, start=1)}
@@ -263,7 +268,8 @@ def test_a_session_cache_prefills_only_the_new_tokens_and_samples_as_a_full_pref
     second = [p + s + extra for p, (s, _), extra in zip(prompts, first, tool_output)]
     del prefills[:]
     reused = together(sampler, [cached(c, k, budget=8) for c, k in zip(second, caches)])
-    assert [width for _, width in prefills] == [max(len(extra) + 1 for extra in tool_output)]  # not the whole conversation
+    assert [width for _,
+            width in prefills] == [max(len(extra) + 1 for extra in tool_output)]  # not the whole conversation
     assert_same(reused, alone(sampler, [turn_request(c, budget=8) for c in second]))
 
 
@@ -309,5 +315,6 @@ def test_a_sliding_window_model_samples_what_a_full_forward_scores(architecture,
     with torch.no_grad():
         for context, (sampled, logprobs) in zip(second, reused):
             logits = sliding.model(input_ids=torch.tensor([context + sampled])).logits[0].float()
-            scored = torch.log_softmax(logits[len(context) - 1:-1], dim=-1).gather(1, torch.tensor(sampled)[:, None])[:, 0]
+            scored = torch.log_softmax(logits[len(context) - 1:-1], dim=-1).gather(1, torch.tensor(sampled)[:, None])[:,
+                                                                                                                      0]
             assert logprobs == pytest.approx(scored.tolist(), abs=1e-4)

@@ -1,13 +1,18 @@
-"""HFPolicy's token buffer on a Qwen3-style chat template, with a tiny random Qwen3 model (offline, CPU).
+"""Tests for lab.policies.hf_policy.
 
-The model and its template are built in `qwen3_tiny`. Where a test needs a tool turn, the sampling step
+HFPolicy's token buffer on a Qwen3-style chat template, with a tiny random Qwen3 model (offline, CPU).
+
+The model and its template are built in `tests.helpers.tiny_qwen3`. Where a test needs a tool turn, the sampling step
 is replaced by a script of token ids; logits and logprobs stay the model's.
+
+Also round prompts through a chat template: the catalog renders natively (`tools=`), as Qwen3's does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +21,18 @@ import torch
 import transformers
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tokenizers import Tokenizer, models
+from transformers import PreTrainedTokenizerFast
 
 from lab.errors import LabInputError
 from lab.policies import hf_policy
-from lab.policies.hf_policy import ChatTemplateError, HFPolicy
+from lab.policies.hf_policy import ChatTemplateError, HFPolicy, render_round
 from lab.rollout import RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.engine import FORMAT_REMINDER
 from lab.rollout.prompt import tool_response_text
-from tests.lab.policies.qwen3_tiny import (
+from lab.rollout.rounds import round_catalog, round_messages
+from lab.toolkit import load_toolkit
+from tests.helpers.tiny_qwen3 import (
     LOOKUP,
     QWEN3_TEMPLATE,
     TURN_1,
@@ -35,13 +44,15 @@ from tests.lab.policies.qwen3_tiny import (
     grade,
     ids,
 )
+from trainer.models import CHATML_TRAINING_TEMPLATE
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 #: Templates that change earlier turns in ways no buffer can follow.
 BROKEN = {
     "system turn counts the messages": QWEN3_TEMPLATE.replace(
-        "messages[0].content + '<|im_end|>", "messages[0].content + ' (' + (messages|length|string) + ' messages)<|im_end|>"),
+        "messages[0].content + '<|im_end|>",
+        "messages[0].content + ' (' + (messages|length|string) + ' messages)<|im_end|>"),
     "earlier assistant turns truncated": QWEN3_TEMPLATE.replace(
         "{#- BROKEN-HOOK #}", "{%- if not loop.last %}{%- set content = content[:12] %}{%- endif %}"),
 }
@@ -111,16 +122,19 @@ def test_rollout_buffer_is_the_conversation_as_the_model_saw_it(model_dir, token
     expected = (
         f"<|im_start|>system\n{first[0]['content']}<|im_end|>\n<|im_start|>user\n{Task.question}<|im_end|>\n"
         f"<|im_start|>assistant\n{TURN_1}<|im_end|>\n"
-        f"<|im_start|>user\n<tool_response>\n{tool_response_text('lookup', 'RESULT-42', 10**6)}\n</tool_response><|im_end|>\n"
+        f"<|im_start|>user\n<tool_response>\n{tool_response_text('lookup', 'RESULT-42', 10**6)}\n"
+        f"</tool_response><|im_end|>\n"
         f"<|im_start|>assistant\n{tokenizer.decode(turn_2)}<|im_end|>\n"
         f"<|im_start|>user\n{third[-1]['content']}<|im_end|>\n"
         f"<|im_start|>assistant\n{TURN_3}<|im_end|>"
     )
     assert third[-1]["content"] == FORMAT_REMINDER.format(error="the turn holds neither a <tool_call> nor an <answer>")
     assert tokenizer.decode(tokens.prompt_ids + tokens.completion_ids) == expected
-    assert tokenizer.decode(tokens.prompt_ids) == tokenizer.apply_chat_template(first, tokenize=False, add_generation_prompt=True)
+    assert tokenizer.decode(tokens.prompt_ids) == tokenizer.apply_chat_template(first, tokenize=False,
+                                                                                add_generation_prompt=True)
     # ...which a re-render cannot give: the template re-spaced turn 1's think at turn 2, dropped it at turn 3
-    assert "<think>\nI need the value.\n</think>\n\n<tool_call>" in tokenizer.apply_chat_template(second, tokenize=False)
+    assert "<think>\nI need the value.\n</think>\n\n<tool_call>" in tokenizer.apply_chat_template(second,
+                                                                                                  tokenize=False)
     final = tokenizer.apply_chat_template([*third, {"role": "assistant", "content": TURN_3}], tokenize=False)
     assert "I need the value." not in final and "<|im_start|>assistant\n<tool_call>" in final
 
@@ -174,7 +188,8 @@ def test_template_that_rewrites_earlier_turns_fails_loudly_and_leaves_the_buffer
 def test_broken_template_ends_the_rollout_with_the_error(tmp_path, monkeypatch):
     model_dir = build_model_dir(tmp_path / "broken", BROKEN["system turn counts the messages"])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    monkeypatch.setattr(hf_policy, "_choose", Script(ids(tokenizer, TURN_1) + [tokenizer.convert_tokens_to_ids("<|im_end|>")]))
+    monkeypatch.setattr(hf_policy, "_choose",
+                        Script(ids(tokenizer, TURN_1) + [tokenizer.convert_tokens_to_ids("<|im_end|>")]))
     result = asyncio.run(run_rollout(HFPolicy(str(model_dir)), {"lookup": Lookup()},
                                      RolloutRequest(run_id="hf", task=Task()), grade))
     assert result.trajectory.error.startswith("policy failed: ChatTemplateError: hf: ")
@@ -241,3 +256,35 @@ def test_draws_follow_the_tempered_distribution():
     shares = torch.bincount(draws, minlength=5).double() / 20_000
     assert torch.allclose(shares, expected.double(), atol=0.015)  # 4+ standard errors at n = 20,000
     assert shares[4] == 0.0  # p ~ 1e-19
+
+
+# Round prompts through a chat template: the catalog renders natively (`tools=`), as Qwen3's template does.
+
+PLAIN_CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                "'<|im_end|>\\n' }}{% endfor %}"
+                "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def word_tokenizer(template: str) -> PreTrainedTokenizerFast:
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"<unk>": 0}, unk_token="<unk>")),
+                                  eos_token="<|im_end|>")
+    tok.chat_template = template
+    return tok
+
+
+def test_the_qwen3_style_template_renders_the_catalog_in_the_system_turn():
+    catalog = round_catalog(list(load_toolkit("paper-small").tools))
+    text = render_round(word_tokenizer(CHATML_TRAINING_TEMPLATE), round_messages("What is 2+2?", ""), catalog)
+    lines = [json.dumps(entry, ensure_ascii=False) for entry in catalog]
+    assert text.startswith("<|im_start|>system\nYou are good at using tools.\n\n# Tools\n\n")
+    assert "<tools>\n" + "\n".join(lines) + "\n</tools>" in text
+    assert text.count("<|im_start|>system") == 1
+    assert text.endswith("Problem: What is 2+2?\n\n\n\nChoose an appropriate tool.<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_template_that_ignores_tools_gets_the_same_block_in_its_system_message():
+    catalog = round_catalog(list(load_toolkit("paper-small").tools))
+    messages = round_messages("What is 2+2?", "")
+    native = render_round(word_tokenizer(CHATML_TRAINING_TEMPLATE), messages, catalog)
+    injected = render_round(word_tokenizer(PLAIN_CHATML), messages, catalog)
+    assert injected == native

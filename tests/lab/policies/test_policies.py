@@ -1,5 +1,8 @@
-"""Every orchestrator kind runs through the real engine: scripted baselines on the offline world,
-an `openai:` policy over real HTTP, and an `hf:` policy whose token trajectory the trainer can use."""
+"""Tests for lab.policies.
+
+Every orchestrator kind runs through the real engine: scripted baselines on the offline world,
+an `openai:` policy over real HTTP, and an `hf:` policy whose token trajectory the trainer can use.
+"""
 
 from __future__ import annotations
 
@@ -52,7 +55,8 @@ def test_every_scripted_baseline_answers_through_the_engine(name, offline):
     assert any(s.tool_name == "local_search" for r in results for s in r.steps)  # multi-hop tasks search
     assert any(s.tool_name == "code_interpreter" and s.error is None for r in results for s in r.steps)
     shop = [r for r in results if r.trajectory.task_id.startswith("tau2")]
-    assert shop and any(s.tool_name in BOOKSHOP_TOOLS and s.error is None for r in shop for s in r.steps)  # plans are carried out
+    # plans are carried out
+    assert shop and any(s.tool_name in BOOKSHOP_TOOLS and s.error is None for r in shop for s in r.steps)
 
 
 def assert_oracle_bounds_the_baselines(source, tools) -> None:
@@ -91,7 +95,8 @@ def test_biased_emulations_follow_the_papers_delegation_shares(offline):
     calls = Counter()
     for seed in range(4):
         for r in run_policy("gpt-5-prompted", source, tools, seed=seed):
-            calls.update(s.model for s in r.steps if s.model and s.model != "qwen2.5-coder-32b-instruct" and s.kind == "tool")
+            calls.update(s.model for s in r.steps
+                         if s.model and s.model != "qwen2.5-coder-32b-instruct" and s.kind == "tool")
     total = sum(calls.values())
     own_family = (calls["gpt-5"] + calls["gpt-5-mini"]) / total
     assert own_family > 0.9 and calls["gpt-5-mini"] > calls["gpt-5"]  # paper: 98% own family, mostly mini
@@ -120,7 +125,8 @@ def test_openai_policy_over_real_http_with_native_and_text_tool_calls():
 
         async def go():
             try:
-                return await run_rollout(policy, {"code_interpreter": CodeInterpreter()}, RolloutRequest(run_id="o", task=_Task()), grade)
+                return await run_rollout(policy, {"code_interpreter": CodeInterpreter()},
+                                         RolloutRequest(run_id="o", task=_Task()), grade)
             finally:
                 await policy.aclose()
 
@@ -145,7 +151,8 @@ def test_openai_policy_that_cannot_reach_its_endpoint_fails_the_rollout_quickly(
 
     async def go():
         try:
-            return await run_rollout(policy, {}, RolloutRequest(run_id="o", task=_Task()), lambda *a: asyncio.sleep(0, 0.0))
+            return await run_rollout(policy, {}, RolloutRequest(run_id="o", task=_Task()),
+                                     lambda *a: asyncio.sleep(0, 0.0))
         finally:
             await policy.aclose()
 

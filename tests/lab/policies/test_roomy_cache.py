@@ -1,5 +1,8 @@
-"""RoomyLayer: decoding into preallocated room gives DynamicLayer's keys and values, without re-copying
-the history, whether the room holds what comes, grows to hold it, or the rows were re-selected."""
+"""Tests for lab.policies.roomy_cache.
+
+RoomyLayer: decoding into preallocated room gives DynamicLayer's keys and values, without re-copying
+the history, whether the room holds what comes, grows to hold it, or the rows were re-selected.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The rollout engine: what a user sees in the logged steps and trajectory for each kind of turn."""
+"""Tests for lab.rollout.engine.
+
+The rollout engine: what a user sees in the logged steps and trajectory for each kind of turn.
+
+Also a trajectory through every tool family lands in the store with its tokens, cost and latency.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
+from lab.store import Store, queries
+from lab.testing import OpenAICompatServer
+from lab.toolkit import build_tools, load_toolkit
 from lab.tools.base import Observation, ToolContext
-from lab.toolspec import ToolSpec
+from lab.toolspec import Toolkit, ToolSpec
 
 
 @dataclass
@@ -83,7 +93,8 @@ def test_calls_then_answer_are_logged_with_costs_and_critical_path_latency():
     result = rollout(policy, [a, b])
     traj, steps = result.trajectory, result.steps
     assert traj.outcome == 1.0 and traj.final_answer == "42" and traj.format_ok and traj.valid_output
-    assert [(s.turn, s.call_idx, s.kind, s.tool_name) for s in steps] == [(0, 0, "tool", "a"), (0, 1, "tool", "b"), (1, 0, "answer", None)]
+    assert [(s.turn, s.call_idx, s.kind, s.tool_name) for s in steps] == [(0, 0, "tool", "a"), (0, 1, "tool", "b"),
+                                                                          (1, 0, "answer", None)]
     assert a.max_running + b.max_running == 2  # the two calls of one turn overlapped
     assert traj.cost_usd == 2 * a.spec.cost(100, 10)
     assert traj.latency_s == 0.5 + 3.0 + 0.5  # orchestrator + slowest call, per turn
@@ -211,7 +222,8 @@ class Answerer(Echo):
 
 
 def test_a_tool_that_answers_ends_the_episode_and_counts_as_its_slot():
-    policy = Turns(format_tool_call("a", {"text": "hi"}), format_tool_call("answer", {"text": "42"}), "<answer>never</answer>")
+    policy = Turns(format_tool_call("a", {"text": "hi"}), format_tool_call("answer", {"text": "42"}),
+                   "<answer>never</answer>")
     result = rollout(policy, [Echo("a"), Answerer("answer")])
     assert result.trajectory.final_answer == "42" and result.trajectory.outcome == 1.0
     assert result.trajectory.n_turns == 2 and policy.turns == ["<answer>never</answer>"]
@@ -243,3 +255,71 @@ def test_a_grader_that_raises_is_recorded_on_the_trajectory():
     request = RolloutRequest(run_id="r", task=Task())
     result = asyncio.run(run_rollout(Turns("<answer>42</answer>"), {}, request, broken))
     assert result.trajectory.error == "grader failed: KeyError: 'reference'" and result.trajectory.outcome == 0.0
+
+
+class Script:
+    name = "test:families"
+
+    def __init__(self, turns):
+        self.turns = list(turns)
+
+    def session(self, task, specs, seed):
+        turns = self.turns
+
+        class Session:
+            async def generate(self, messages, **_):
+                return PolicyOutput(text=turns.pop(0) if turns else "<answer>done</answer>")
+
+            def token_trajectory(self):
+                return None
+
+        return Session()
+
+
+def test_each_tool_family_writes_priced_timed_steps(tmp_path, world):
+    torch = pytest.importorskip("torch")
+    task = world.select(family="frames", split="test")[0]
+    with OpenAICompatServer(reply="ANSWER: remote", usage=(200, 40)) as server:
+        remote = {"name": "remote-llama", "category": "generalist", "model": "llama-3.3-70b-instruct",
+                  "description": "Llama 3.3 70B behind an OpenAI-compatible server.",
+                  "backend": {"kind": "openai", "base_url": server.base_url, "model": "llama",
+                              "api_key_env": "NO_SUCH_KEY"}}
+        default = load_toolkit("default")
+        kit = Toolkit.from_dict({"name": "families", "tools": [s.model_dump() for s in default.tools
+                                                               if s.name in ("local_search", "code_interpreter",
+                                                                             "sim:gpt-5", "smollm2")] + [remote]})
+        tools = build_tools(kit)
+        turns = [
+            format_tool_call("local_search", {"query": task.question}),
+            format_tool_call("code_interpreter", {"code": "print(2 ** 10)"}),
+            format_tool_call("sim:gpt-5", {"prompt": task.question}),
+            format_tool_call("remote-llama", {"prompt": task.question}),
+            format_tool_call("smollm2", {"prompt": "Say hello."}),
+        ]
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            result = asyncio.run(run_rollout(Script(turns), tools, RolloutRequest(run_id="fam", task=task),
+                                             _grade_none))
+        finally:
+            torch.set_num_threads(threads)
+    store = Store(tmp_path / "fam.duckdb")
+    store.write_trajectory(result.trajectory, result.steps)
+    steps = queries.steps_df(store, "fam").set_index("tool_name")
+    assert steps.loc["code_interpreter", "observation"].strip() == "1024"
+    assert "[" in steps.loc["local_search", "observation"] and steps.loc["local_search", "latency_s"] > 0
+    sim = steps.loc["sim:gpt-5"]
+    assert bool(sim.simulated) and sim.model == "gpt-5" and sim.output_tokens > 0
+    assert sim.cost_usd == pytest.approx((sim.input_tokens * 1.25 + sim.output_tokens * 10.0) / 1e6)
+    remote_step = steps.loc["remote-llama"]
+    assert (remote_step.input_tokens, remote_step.output_tokens) == (200, 40) and not bool(remote_step.simulated)
+    assert remote_step.cost_usd == pytest.approx(kit.get("remote-llama").cost(200, 40)) and remote_step.latency_s > 0
+    local = steps.loc["smollm2"]
+    assert (local.output_tokens > 0 and local.latency_s > 0 and local.cost_usd == 0
+            and local.model == "smollm2-135m-instruct")
+    traj = queries.trajectories_df(store, ["fam"]).iloc[0]
+    assert traj.cost_usd == pytest.approx(steps.cost_usd.sum())
+
+
+async def _grade_none(task, answer, context) -> float:
+    return 0.0

@@ -1,4 +1,7 @@
-"""The turn parser: what a model writes becomes calls, an answer, or a precise format error."""
+"""Tests for lab.rollout.parse.
+
+The turn parser: what a model writes becomes calls, an answer, or a precise format error.
+"""
 
 import json
 
@@ -7,13 +10,18 @@ from hypothesis import strategies as st
 
 from lab.rollout.parse import format_tool_call, parse_turn
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text())
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3), max_leaves=8)
-names = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="_-:."), min_size=1, max_size=20)
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                         st.text())
+json_values = st.recursive(json_scalars,
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                           max_leaves=8)
+names = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Nd"), whitelist_characters="_-:."), min_size=1,
+                max_size=20)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(names, st.dictionaries(st.text(max_size=10), json_values, max_size=4)), min_size=1, max_size=4), st.text(max_size=40))
+@given(st.lists(st.tuples(names, st.dictionaries(st.text(max_size=10), json_values, max_size=4)), min_size=1,
+                max_size=4), st.text(max_size=40))
 @example([("0", {"<think>": None})], "")
 @example([("echo", {"text": "<think>a</think>"}), ("echo", {"text": "</think>"})], "plan")
 def test_formatted_calls_parse_back_exactly(calls, reasoning):

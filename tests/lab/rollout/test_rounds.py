@@ -1,4 +1,7 @@
-"""The round protocol: what the orchestrator is shown each round, what runs, and what ends a task."""
+"""Tests for lab.rollout.rounds.
+
+The round protocol: what the orchestrator is shown each round, what runs, and what ends a task.
+"""
 
 from __future__ import annotations
 
@@ -90,12 +93,16 @@ def test_each_round_is_a_fresh_two_message_prompt_with_the_environment_context()
     result, tools = play(policy)
     first, second, third = policy.seen
     assert first == [{"role": "system", "content": ROUND_SYSTEM},
-                     {"role": "user", "content": "Problem: Who founded the lantern guild?\n\n\n\nChoose an appropriate tool."}]
+                     {"role": "user",
+                      "content": "Problem: Who founded the lantern guild?\n\n\n\nChoose an appropriate tool."}]
     assert second[1]["content"] == ("Problem: Who founded the lantern guild?\n\nDocuments:\n"
-                                    "Doc 1: Ada Brook founded the lantern guild in 1834. ...\n\nChoose an appropriate tool.")
-    assert "python code and execution outputs:\n```python\nprint(1834 - 1800)\n```\n\n```output\n34\n```" in third[1]["content"]
+                                    "Doc 1: Ada Brook founded the lantern guild in 1834. ...\n\n"
+                                    "Choose an appropriate tool.")
+    assert ("python code and execution outputs:\n```python\nprint(1834 - 1800)\n```\n\n```output\n34\n```"
+            in third[1]["content"])
     assert all(len(messages) == 2 for messages in policy.seen)  # never its own earlier turns
-    assert tools["answer"].seen[0] == third[1]["content"].split("\n\n", 1)[1].rsplit("\n\nChoose", 1)[0]  # the model reads that context
+    # the model reads that context
+    assert tools["answer"].seen[0] == third[1]["content"].split("\n\n", 1)[1].rsplit("\n\nChoose", 1)[0]
     assert [s.prompt for s in result.steps if s.kind == "tool"] == [m[1]["content"] for m in policy.seen]
     assert json.loads(result.trajectory.tool_counts_json) == {"m-1": 2, "m-2": 1}
     assert result.trajectory.final_answer == "Ada Brook" and result.trajectory.outcome == 1.0

@@ -1,38 +1,50 @@
-"""The released tau2 agent (`--tau2-agent released`): what it is shown, how its replies are read, what
+"""Tests for lab.rollout.tau2_released.
+
+The released tau2 agent (`--tau2-agent released`): what it is shown, how its replies are read, what
 call_expert does, and where tau2's step count stops it.
 
 The orchestrators here are scripted, turn by turn; the retail tools, the grader and the scripted user are
 the real ones of `--benchmark tau2:retail`.
+
+Also `orchestra eval --benchmark tau2:retail --tau2-agent released` end to end: the agent recorded in the
+run's config, the experts' costs in the run's cost, and what it cannot run refused.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from lab.benchmarks.tau2_experts import CallExpert, released_tools
 from lab.eval.config import EvalConfig
+from lab.eval.harness import run_eval
 from lab.eval.sources import load_source
 from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.rollout.tau2_released import EXPERT_RULE, GREETING, MAX_STEPS, TRANSFER_RULE, message_of, read_turn
+from lab.store import Store, queries
 from lab.tools.base import Observation
 from lab.toolspec import ToolSpec
+from tests.conftest import orchestra
 
 RELEASED = RolloutConfig(tau2_agent="released")
 
 # text that holds none of the tags a reply is read by
-plain = st.text(max_size=60).filter(lambda t: not any(tag in t for tag in ("<think>", "</think>", "<message>", "</message>")))
+plain = st.text(max_size=60).filter(lambda t: not any(tag in t for tag in ("<think>", "</think>", "<message>",
+                                                                           "</message>")))
 
 
 @settings(max_examples=200, deadline=None)
 @given(plain, plain, plain, plain)
-def test_the_message_inside_the_tags_is_what_the_user_gets_and_the_reasoning_never_is(reasoning, before, message, after):
+def test_the_message_inside_the_tags_is_what_the_user_gets_and_the_reasoning_never_is(reasoning, before, message,
+                                                                                      after):
     reply = f"<think>{reasoning}</think>{before}<message>{message}</message>{after}"
     assert message_of(reply) == message.strip()
     assert read_turn(reply).message == message.strip() and read_turn(reply).calls == []
@@ -52,7 +64,8 @@ def test_of_two_tagged_messages_the_last_is_sent(first, second):
 
 
 def test_a_reply_with_a_tool_call_is_a_call_not_a_message():
-    turn = read_turn('<think>look up</think><tool_call>{"name": "get_order_details", "arguments": {"order_id": "#W1"}}</tool_call>')
+    turn = read_turn('<think>look up</think>'
+                     '<tool_call>{"name": "get_order_details", "arguments": {"order_id": "#W1"}}</tool_call>')
     assert [c.name for c in turn.calls] == ["get_order_details"] and turn.message == ""
 
 
@@ -134,7 +147,8 @@ class Expert:
 
 
 def test_the_experts_reply_is_the_agents_turn_and_its_cost_is_kept(retail):
-    lookup = '<tool_call>{"name": "find_user_id_by_email", "arguments": {"email": "yara.muller9246@example.com"}}</tool_call>'
+    lookup = ('<tool_call>{"name": "find_user_id_by_email", "arguments": {"email": "yara.muller9246@example.com"}}'
+              '</tool_call>')
     expert = Expert(f"<think>find the user</think>{lookup}")
     policy = Script([format_tool_call("call_expert", {"expert": "expert-1"}), "<message>You are verified.</message>"])
     result = play(retail, "retail-78", policy, experts={"expert-1": expert})
@@ -176,3 +190,75 @@ def test_call_expert_describes_each_slot_with_its_price(retail):
     about = spec.parameters["properties"]["expert"]["description"]
     assert spec.parameters["required"] == ["expert"]
     assert "expert-1 | $1.25 | $10 |" in about and "expert-2 | $1.25 | $10 |" in about and "gpt-5" not in about
+
+
+TASKS = ["retail-5", "retail-9", "retail-36"]
+
+
+class Golden:
+    """A privileged orchestrator in the released format: the task's golden calls, then a closing message."""
+
+    name = "test:golden-released"
+    privileged = True
+
+    def session(self, task: Any, specs: Any, seed: int) -> _Replies:
+        calls = [format_tool_call(a["name"], a.get("arguments") or {}) for a in task.answer]
+        closing = " ".join(task.meta["communicate_info"]) or "Everything is done."
+        return _Replies([*calls, f"<think>done</think><message>{closing}</message>"])
+
+
+class _Replies:
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+
+    async def generate(self, messages: list[dict[str, Any]], **_: Any) -> PolicyOutput:
+        return PolicyOutput(text=self.replies.pop(0), input_tokens=50, output_tokens=10)
+
+    def token_trajectory(self) -> None:
+        return None
+
+
+class AskExpert:
+    """Hands its first turn to expert-2 (the default toolkit's simulated GPT-5-mini)."""
+
+    name = "test:ask-expert"
+
+    def session(self, task: Any, specs: Any, seed: int) -> _Replies:
+        return _Replies([format_tool_call("call_expert", {"expert": "expert-2"})])
+
+
+def test_retail_tasks_run_end_to_end_and_the_run_records_the_released_agent(tmp_path: Path):
+    store = Store(tmp_path / "r.duckdb")
+    config = EvalConfig.build(benchmark="tau2:retail", split="test", tasks=TASKS, tau2_agent="released")
+    (summary,) = run_eval(config, store, Console(quiet=True), policy=Golden())
+    trajs = queries.trajectories_df(store, [summary.run_id])
+    assert sorted(trajs.task_id) == sorted(TASKS) and list(trajs.outcome) == [1.0, 1.0, 1.0]
+    stored = json.loads(queries.run(store, summary.run_id).config_json)
+    assert stored["tau2_agent"] == "released"
+    lab_agent = config.model_copy(update={"tau2_agent": "lab"})  # both agents stay selectable, as separate runs
+    assert lab_agent.run_id(None, 50) != config.run_id(None, 50)
+
+
+def test_an_expert_call_is_a_priced_simulated_step_counted_in_the_runs_cost(tmp_path: Path):
+    store = Store(tmp_path / "c.duckdb")
+    config = EvalConfig.build(benchmark="tau2:retail", split="test", tasks=["retail-5"], tau2_agent="released")
+    (summary,) = run_eval(config, store, Console(quiet=True), policy=AskExpert())
+    steps = queries.steps_df(store, summary.run_id)
+    (expert,) = steps[steps.tool_name == "call_expert"].itertuples()
+    assert expert.model == "gpt-5-mini" and expert.simulated and expert.cost_usd > 0
+    # its reply went to the user
+    assert steps[steps.kind == "answer"].observation.iloc[0].startswith("[simulated gpt-5-mini]")
+    run_cost = queries.runs_summary_df(store).set_index("run_id").cost_usd[summary.run_id]
+    assert run_cost == pytest.approx(expert.cost_usd) and run_cost > 0
+    assert json.loads(queries.trajectories_df(store,
+                                              [summary.run_id]).tool_counts_json.iloc[0]) == {"sim:gpt-5-mini": 1}
+
+
+def test_a_bad_or_misplaced_tau2_agent_is_one_line_and_exit_2(tmp_path: Path):
+    for args, message in [
+        (["--benchmark", "tau2:retail", "--tau2-agent", "nope"], "tau2_agent: Input should be 'lab' or 'released'"),
+        (["--benchmark", "frames", "--tau2-agent", "released"], "--tau2-agent released runs tau2 conversations"),
+    ]:
+        result = orchestra("eval", *args, "--limit", "1", db=tmp_path / "x.duckdb", timeout=300)
+        assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1

@@ -2,8 +2,8 @@
 
 `valid_calls[name](db)` gives, for every tool of a domain, a list of calls whose last one is that
 tool's call and whose earlier ones set it up (a card must be blocked before it is replaced), each
-chosen from the generated records so that it succeeds. Each domain's set lives in `calls_<name>.py`
-beside this file, so that a new domain brings its own.
+chosen from the generated records so that it succeeds. Each domain's set lives in
+`tests/helpers/synth_calls/<name>.py`, so that a new domain brings its own.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def built(name: str, seed: int = SEED, n_tasks: int = N_TASKS) -> tuple[Any, dic
 @pytest.fixture
 def valid_calls() -> dict[str, Any]:
     """Domain name -> the function giving its known-good calls for a database."""
-    return {name: importlib.import_module(f"calls_{name}").calls for name in DOMAINS}
+    return {name: importlib.import_module(f"tests.helpers.synth_calls.{name}").calls for name in DOMAINS}
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
-"""The vLLM environment's set-up: a second run changes nothing, a failed install says why in one line."""
+"""Tests for lab.testing.vllm_server.
+
+The vLLM environment's set-up: a second run changes nothing, a failed install says why in one line.
+"""
 
 from __future__ import annotations
 

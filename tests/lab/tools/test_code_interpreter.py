@@ -1,5 +1,8 @@
-"""CodeInterpreter runs hostile code in real sandboxed processes; each attack must end in a clear error
-observation while the test process (the caller) and its own children carry on unharmed."""
+"""Tests for lab.tools.code_interpreter.
+
+CodeInterpreter runs hostile code in real sandboxed processes; each attack must end in a clear error
+observation while the test process (the caller) and its own children carry on unharmed.
+"""
 
 from __future__ import annotations
 

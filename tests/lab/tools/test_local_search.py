@@ -1,4 +1,7 @@
-"""LocalSearch over a synthetic corpus with the bundled MiniLM: retrieval, persistence, cache, whitelists."""
+"""Tests for lab.tools.local_search.
+
+LocalSearch over a synthetic corpus with the bundled MiniLM: retrieval, persistence, cache, whitelists.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""OpenAIChatTool over real HTTP against the scriptable local server (no network, no mocks)."""
+"""Tests for lab.tools.openai_llm.
+
+OpenAIChatTool over real HTTP against the scriptable local server (no network, no mocks).
+"""
 
 from __future__ import annotations
 

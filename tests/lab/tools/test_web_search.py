@@ -1,4 +1,7 @@
-"""WebSearch without network: key handling, formatting, pricing, errors and timeouts with fake clients."""
+"""Tests for lab.tools.web_search.
+
+WebSearch without network: key handling, formatting, pricing, errors and timeouts with fake clients.
+"""
 
 from __future__ import annotations
 

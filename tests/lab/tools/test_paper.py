@@ -1,0 +1,163 @@
+"""Tests for lab.tools.paper.
+
+The paper's toolkit shape: `search`, `enhance_reasoning`, `answer`, each taking one model slot, with the
+environment (not the orchestrator) handing the slot's model the problem and the context gathered so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lab.errors import LabInputError
+from lab.preference import Preference
+from lab.rollout import RolloutRequest, run_rollout
+from lab.rollout.parse import format_tool_call
+from lab.testing import OpenAICompatServer
+from lab.toolkit import TOOLKITS_DIR, build_tools, load_toolkit
+from lab.tools.paper import NOTHING_TO_SEARCH
+from lab.world.task import WorldTask
+
+SLOTS = {
+    "search": {"search-1": "gpt-5", "search-2": "gpt-5-mini", "search-3": "qwen3-32b"},
+    "enhance_reasoning": {"reasoner-1": "gpt-5", "reasoner-2": "gpt-5-mini",
+                          "reasoner-3": "qwen2.5-coder-32b-instruct"},
+    "answer": {"answer-1": "gpt-5", "answer-2": "gpt-5-mini", "answer-3": "llama-3.3-70b-instruct",
+               "answer-4": "qwen3-32b",
+               "answer-math-1": "qwen2.5-math-72b-instruct", "answer-math-2": "qwen2.5-math-7b-instruct"},
+}
+
+
+class Plays:
+    """An orchestrator that plays fixed turns (what a trained model would write)."""
+
+    name = "test:plays"
+
+    def __init__(self, *turns: str) -> None:
+        self.turns = list(turns)
+
+    def session(self, task, specs, seed):
+        from lab.policies.scripted import _ScriptSession
+
+        def script():
+            for turn in self.turns:  # noqa: UP028 - the session send()s observations, which a list iterator refuses
+                yield turn
+        return _ScriptSession(script())
+
+
+def test_the_released_codes_three_tools_and_slots_priced_from_the_tables():
+    kit = load_toolkit("paper")
+    assert (TOOLKITS_DIR / "paper.yaml").is_file() and kit.names == list(SLOTS)
+    for tool in kit.tools:
+        assert tool.parameters["required"] == ["model"] and list(tool.parameters["properties"]) == ["model"]
+        assert tool.parameters["properties"]["model"]["enum"] == list(SLOTS[tool.name])
+        assert {slot: spec.model for slot, spec in tool.slots.items()} == SLOTS[tool.name]
+        assert all(spec.simulated for spec in tool.slots.values())  # offline: simulated stand-ins, labelled
+    gpt5 = kit.get("answer").slots["answer-1"]
+    assert (gpt5.input_per_mtok, gpt5.output_per_mtok) == (1.25, 10.0)  # not the released code's $0.125
+    # reward features are the slots, and a preference for a model means every slot standing for it
+    assert kit.feature_names == [slot for slots in SLOTS.values() for slot in slots]
+    pref = Preference.parse("outcome=1,qwen3-32b=1", kit.feature_names, kit.feature_models())
+    assert {k for k, v in pref.as_dict().items() if v} == {"outcome", "search-3", "answer-4"}
+    # repricing the toolkit reprices the slots
+    cheap = kit.repriced("deepinfra").get("answer").slots["answer-4"]
+    assert cheap.input_per_mtok < kit.get("answer").slots["answer-4"].input_per_mtok
+
+
+def test_a_rollout_gathers_context_and_answer_ends_it(world):
+    task = next(t for t in world.select(family="frames", split="test") if t.meta["hops"] == 2)
+    tools = build_tools(load_toolkit("paper"))
+    policy = Plays(*[format_tool_call("search", {"model": "search-1"})] * 3,
+                   format_tool_call("answer", {"model": "answer-1"}), "<answer>never reached</answer>")
+
+    async def grade(t, answer, context):
+        return 1.0 if answer == str(t.answer) else 0.0
+
+    result = asyncio.run(run_rollout(policy, tools, RolloutRequest(run_id="p", task=task), grade))
+    steps = [s for s in result.steps if s.kind == "tool"]
+    assert [s.tool_name for s in steps][-1] == "answer" and result.steps[-1].kind == "answer"
+    assert result.trajectory.final_answer == result.steps[-1].observation
+    found = [s.observation for s in steps if s.tool_name == "search"]
+    assert any("Top 5 passages" in o for o in found)  # the slot's model wrote a query and retrieval ran
+    counts = json.loads(result.trajectory.tool_counts_json)
+    assert set(counts) <= {"search-1", "answer-1"} and counts["answer-1"] == 1
+    assert all(s.model == "gpt-5" and s.simulated for s in steps)
+    assert result.trajectory.cost_usd == pytest.approx(sum(s.cost_usd for s in steps))
+    # two hops, two searches; once both facts are found the query writer has nothing more to look up
+    assert [NOTHING_TO_SEARCH in o for o in found] == [False, False, True]
+
+
+def test_reasoning_runs_the_slots_program_and_its_output_joins_the_context(world):
+    task = next(t for t in world.select(family="hle") if t.reference_code)
+    tools = build_tools(load_toolkit("paper"))
+    policy = Plays(format_tool_call("enhance_reasoning", {"model": "reasoner-1"}),
+                   format_tool_call("answer", {"model": "answer-2"}))
+
+    async def grade(t, answer, context):
+        return 0.0
+
+    result = asyncio.run(run_rollout(policy, tools, RolloutRequest(run_id="p", task=task), grade))
+    reasoning = result.steps[0]
+    assert "```python" in reasoning.observation and "Output:" in reasoning.observation
+    assert reasoning.observation.split("Output:\n")[1].strip()  # the interpreter really ran it
+
+
+def test_a_slot_can_be_a_real_endpoint_that_gets_the_problem_and_the_context(tmp_path: Path):
+    raw = yaml.safe_load((TOOLKITS_DIR / "paper.yaml").read_text())
+    with OpenAICompatServer(script=["QUERY: founders of the guild", "The guild was founded by Ada.\nANSWER: Ada"],
+                            usage=(200, 20)) as server:
+        raw["tools"][0]["backend"]["slots"]["search-1"] = {
+            "name": "gpt-5", "model": "gpt-5",
+            "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+        raw["tools"][0]["backend"]["retriever"] = {"kind": "local_search", "index": "world"}
+        raw["tools"][2]["backend"]["slots"]["answer-1"] = {
+            "name": "gpt-5", "model": "gpt-5",
+            "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+        path = tmp_path / "paper-real.yaml"
+        path.write_text(yaml.safe_dump(raw))
+        kit = load_toolkit(str(path))
+        assert not kit.get("answer").slots["answer-1"].simulated
+        tools = {name: tool for name, tool in build_tools(kit).items()}
+        task = WorldTask(task_id="real-1", family="frames", domain="multihop", question="Who founded the guild?",
+                         answer="Ada")
+        policy = Plays(format_tool_call("search", {"model": "search-1"}),
+                       format_tool_call("answer", {"model": "answer-1"}))
+
+        async def grade(t, answer, context):
+            return float(answer == "Ada")
+
+        result = asyncio.run(run_rollout(policy, tools, RolloutRequest(run_id="p", task=task), grade))
+        bodies = server.bodies
+    assert result.trajectory.outcome == 1.0
+    search_prompt = bodies[0]["messages"][-1]["content"]
+    answer_prompt = bodies[1]["messages"][-1]["content"]
+    assert "Who founded the guild?" in search_prompt and "Write a short search query" in search_prompt
+    # the answer model gets the problem and what the search found, without the orchestrator writing it
+    assert "Who founded the guild?" in answer_prompt and 'searched for "founders of the guild"' in answer_prompt
+    assert result.steps[1].cost_usd == pytest.approx((200 * 1.25 + 20 * 10.0) / 1e6)
+
+
+def test_an_unknown_slot_is_a_format_error_the_orchestrator_can_read(world):
+    tools = build_tools(load_toolkit("paper"))
+    task = world.select(family="frames")[0]
+    policy = Plays(format_tool_call("answer", {"model": "answer-9"}), "<answer>x</answer>")
+
+    async def grade(t, answer, context):
+        return 0.0
+
+    result = asyncio.run(run_rollout(policy, tools, RolloutRequest(run_id="p", task=task), grade))
+    assert result.steps[0].kind == "format_error" and "must be one of" in result.steps[0].error
+    assert json.loads(result.trajectory.tool_counts_json) == {}
+
+
+@pytest.mark.parametrize("top_k", [0, "150", 2.5])
+def test_a_retrieval_depth_that_is_not_a_positive_integer_is_refused_naming_the_field(tmp_path: Path, top_k):
+    raw = yaml.safe_load((TOOLKITS_DIR / "paper.yaml").read_text())
+    raw["tools"][0]["backend"]["retriever"]["top_k"] = top_k
+    (tmp_path / "kit.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(LabInputError, match=r"kit.yaml: tools\[0\].backend.retriever.top_k: expected an integer >= 1"):
+        load_toolkit(str(tmp_path / "kit.yaml"))
