@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_fixtures import Served, build_store
 
 from app.navigation import PAGES
 from lab.store import Store, queries
+from tests.helpers.dashboard import Served, build_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium")]
 
@@ -118,9 +118,9 @@ def test_the_app_keeps_serving_while_a_run_writes(tmp_path, browser, world):
     server = Served(db)
     server.wait_ready()
     try:
-        writer = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "eval", "--benchmark",
-                                   "world:frames", "--limit", "12", "--samples", "2", "--temperature", "0.7",
-                                   "--orchestrator", "scripted:random", "--db", str(db)],
+        writer = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()",
+                                   "eval", "--benchmark", "world:frames", "--limit", "12", "--samples", "2",
+                                   "--temperature", "0.7", "--orchestrator", "scripted:random", "--db", str(db)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         page = open_page(browser, f"{server.url}/runs")
         reloads = 0

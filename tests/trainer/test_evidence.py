@@ -56,16 +56,18 @@ def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path
             assert shown <= {TRAIN_COST_SAVING, TRAIN_ACCURACY_ONLY} and len(shown) == 1
         else:
             assert shown <= held_out
-    assert json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])["orchestrator"].endswith("warm-start")
+    warm_config = json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])
+    assert warm_config["orchestrator"].endswith("warm-start")
     print_evidence(evidence, console)
     text = console.export_text()
-    assert "saving (training wordings), warm start" in text and f"temperature {config.temperature:g}, 2 rollouts per task" in text
+    assert "saving (training wordings), warm start" in text
+    assert f"temperature {config.temperature:g}, 2 rollouts per task" in text
     assert "greedy: trained - warm start" in text
 
 
 def test_evidence_refuses_a_greedy_config(tmp_path):
-    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY_MODEL, temperature=0.0,
-                                 report_to="none")
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY_MODEL,
+                                 temperature=0.0, report_to="none")
     for folder in (tmp_path / "out", warm_start_dir(config)):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "config.json").write_text("{}")

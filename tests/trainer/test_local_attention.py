@@ -60,9 +60,9 @@ def test_block_attention_refuses_full_attention_layers_and_caches():
 def test_a_packed_batch_trains_a_sliding_model_as_the_padded_batch_does():
     from transformers import AutoModelForCausalLM
 
-    spec = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
-            "num_key_value_heads": 2, "intermediate_size": 64, "use_sliding_window": True, "sliding_window": 5,
-            "max_window_layers": 0}
+    spec = {"tokenizer": "world", "vocab_size": 1024, "hidden_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 64, "use_sliding_window": True,
+            "sliding_window": 5, "max_window_layers": 0}
     model = AutoModelForCausalLM.from_pretrained(build_tiny_qwen3(spec, seed=0))
     generator = torch.Generator().manual_seed(0)
     lengths = [13, 4, 21]

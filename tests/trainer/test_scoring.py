@@ -23,7 +23,8 @@ def batches(draw):
             rows.append(RowFeatures(
                 group_id=f"g{g}", tool_counts={f: draw(st.integers(0, 3)) for f in FEATURES if draw(st.booleans())},
                 outcome=float(draw(st.booleans())), cost_usd=draw(st.floats(0, 1)), latency_s=draw(st.floats(0, 60)),
-                format_ok=draw(st.booleans()) or draw(st.booleans()), valid_output=draw(st.booleans()) or draw(st.booleans()),
+                format_ok=draw(st.booleans()) or draw(st.booleans()),
+                valid_output=draw(st.booleans()) or draw(st.booleans()),
                 preference=pref,
             ))
     return rows
@@ -50,13 +51,14 @@ def test_rewards_and_advantages_equal_lab_reward_on_the_passing_rows(rows):
     assert (scores.rewards[~passed] == 0).all() and (scores.advantages[~passed] == 0).all()
     assert not scores.keep[~passed].any()
     for row, reason, kept in zip(rows, scores.reasons, scores.keep):
-        expected = "format" if not row.format_ok else "invalid" if not row.valid_output else None if kept else "homogeneous"
+        expected = ("format" if not row.format_ok else "invalid" if not row.valid_output
+                    else None if kept else "homogeneous")
         assert reason == expected
 
 
 def _row(group, outcome, cost, *, format_ok=True, valid=True, calls=None):
-    return RowFeatures(group_id=group, tool_counts=calls or {"answer-1": 1}, outcome=outcome, cost_usd=cost, latency_s=1.0,
-                       format_ok=format_ok, valid_output=valid, preference=(0, 0, 0, 1.0, 1.0, 0))
+    return RowFeatures(group_id=group, tool_counts=calls or {"answer-1": 1}, outcome=outcome, cost_usd=cost,
+                       latency_s=1.0, format_ok=format_ok, valid_output=valid, preference=(0, 0, 0, 1.0, 1.0, 0))
 
 
 def test_a_malformed_call_cannot_buy_a_better_normalisation():

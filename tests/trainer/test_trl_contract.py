@@ -20,7 +20,8 @@ def source(obj: object) -> str:
 
 
 @pytest.mark.parametrize("method, parameters, used_in", [
-    ("_generate_and_score_completions", ["inputs"], "trainer/grpo.py: OrchestraGRPOTrainer rewrites advantages and tool_mask"),
+    ("_generate_and_score_completions", ["inputs"],
+     "trainer/grpo.py: OrchestraGRPOTrainer rewrites advantages and tool_mask"),
     ("_get_per_token_logps_and_entropies", ["model", "input_ids", "attention_mask", "logits_to_keep", "batch_size"],
      "trainer/grpo.py: shared-prompt logps and the reference model's"),
 ])
@@ -43,9 +44,11 @@ def test_rollout_func_results_carry_the_keys_trl_reads(key):
     assert f'"{key}"' in source(GRPOTrainer), f"TRL {trl.__version__}: a rollout_func's {key!r} is no longer read"
 
 
-@pytest.mark.parametrize("attribute", ["self.vllm_generation", "self.ref_model", "steps_per_generation", "self.processing_class"])
+@pytest.mark.parametrize("attribute", ["self.vllm_generation", "self.ref_model", "steps_per_generation",
+                                       "self.processing_class"])
 def test_the_grpo_attributes_the_trainer_reads_exist(attribute):
-    assert attribute in source(GRPOTrainer), f"TRL {trl.__version__}: GRPOTrainer has no {attribute} (trainer/grpo.py reads it)"
+    assert attribute in source(GRPOTrainer), (
+        f"TRL {trl.__version__}: GRPOTrainer has no {attribute} (trainer/grpo.py reads it)")
 
 
 def test_the_vllm_generation_parts_the_samplers_use_exist():
@@ -76,5 +79,6 @@ def test_the_trl_log_keys_the_metrics_rename_are_logged():
     from trainer.metrics import TRL_KEYS
 
     text = source(GRPOTrainer) + source(Trainer)
-    missing = [key for key in TRL_KEYS if f'"{key}"' not in text and f"'{key}'" not in text and f'"{key.split("/")[0]}' not in text]
+    missing = [key for key in TRL_KEYS
+               if f'"{key}"' not in text and f"'{key}'" not in text and f'"{key.split("/")[0]}' not in text]
     assert not missing, f"TRL {trl.__version__}: no longer logs {missing}"

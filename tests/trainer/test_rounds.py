@@ -14,7 +14,8 @@ def result(*rounds: tuple[list[int], list[int], bool]) -> RolloutResult:
     trajectory = TrajectoryRecord(run_id="r", task_id="t", preference_json="{}", outcome=1.0, n_turns=len(rounds),
                                   cost_usd=0.0, latency_s=0.0, input_tokens=0, output_tokens=0, format_ok=True,
                                   valid_output=True, benchmark="world", tool_counts_json="{}")
-    records = [RoundRecord(TokenTrajectory(prompt_ids=p, completion_ids=c, mask=[1] * len(c), logprobs=[0.0] * len(c)), ok)
+    records = [RoundRecord(TokenTrajectory(prompt_ids=p, completion_ids=c, mask=[1] * len(c),
+                                           logprobs=[0.0] * len(c)), ok)
                for p, c, ok in rounds]
     return RolloutResult(trajectory, [], rounds=records)
 
@@ -29,7 +30,8 @@ def test_each_valid_round_of_a_kept_rollout_is_a_row_carrying_the_rollouts_advan
 
 
 def test_a_filtered_rollout_contributes_no_row():
-    rows, _ = round_rows([result(([1], [2], True)), result(([3], [4], True))], advantages=[0.0, 0.5], keep=[False, True])
+    rows, _ = round_rows([result(([1], [2], True)), result(([3], [4], True))], advantages=[0.0, 0.5],
+                         keep=[False, True])
     assert [r.prompt_ids for r in rows] == [[3]]
 
 

@@ -1,4 +1,5 @@
-"""Bad input is stopped before any work: one line, exit 2, nothing created, nothing said first.
+"""`orchestra eval` (`orchestra/cli/evaluate.py`): bad input is stopped before any work (one line, exit 2,
+nothing created, nothing said first), and a run that starts says once what an optional tool lacks.
 
 Each case runs the real `orchestra` command in its own process, as a user would, on a store path that
 must not exist afterwards: a refused command opens no store, loads no embedder and prints no warning
@@ -43,20 +44,3 @@ def test_the_tavily_note_comes_once_with_a_run_that_starts(tmp_path, monkeypatch
     result = orchestra("eval", "--toolkit", "default", "--limit", "1", db=tmp_path / "runs.duckdb")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.count("TAVILY_API_KEY") == 1
-
-
-def test_help_fits_an_80_column_terminal_without_cutting_anything():
-    """Every command's --help, read on an 80-column terminal: no option name or help word cut short."""
-    from orchestra.cli import _register, app
-
-    _register()
-    import typer
-
-    root = typer.main.get_command(app)
-    commands = [[name] for name in root.commands if not hasattr(root.commands[name], "commands")]
-    commands += [[group, sub] for group, command in root.commands.items() for sub in getattr(command, "commands", {})]
-    for words in commands:
-        result = orchestra(*words, "--help", env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"})
-        assert result.returncode == 0, words
-        cut = [line for line in result.stdout.splitlines() if "…" in line]
-        assert not cut, (words, cut)

@@ -29,8 +29,10 @@ def test_runs_json_reports_accuracy_and_cost(tiny_store):
 
 def test_rescore_stores_a_new_scoring_and_keeps_the_log(tiny_store):
     before = queries.trajectories_df(tiny_store, ["run-a"])
-    cheap = json.loads(orchestra("rescore", "run-a", "--preference", "outcome=1,compute=1", "--json", db=tiny_store.path).stdout)
-    gpt5 = json.loads(orchestra("rescore", "run-a", "--preference", "outcome=1,gpt-5=1", "--json", db=tiny_store.path).stdout)
+    cheap = json.loads(orchestra("rescore", "run-a", "--preference", "outcome=1,compute=1", "--json",
+                                 db=tiny_store.path).stdout)
+    gpt5 = json.loads(orchestra("rescore", "run-a", "--preference", "outcome=1,gpt-5=1", "--json",
+                                db=tiny_store.path).stdout)
     assert cheap["scoring_id"] != gpt5["scoring_id"]
     assert len(queries.scorings_df(tiny_store, "run-a")) == 2
     after = queries.trajectories_df(tiny_store, ["run-a"])
@@ -122,10 +124,12 @@ def test_filters_and_group_counts_are_applied_and_reported(store_of, make_run):
     assert s["trajectories"] == 9
     assert s["solved"] == int((before.outcome == 1).sum()) == 7      # outcome == 1, whatever the reward
     assert (s["filtered_format"], s["filtered_invalid"]) == (2, 1)
-    assert (s["groups"], s["groups_kept"], s["groups_homogeneous"], s["groups_one_member"], s["groups_filtered_out"]) == (4, 1, 1, 1, 1)
+    assert (s["groups"], s["groups_kept"], s["groups_homogeneous"], s["groups_one_member"],
+            s["groups_filtered_out"]) == (4, 1, 1, 1, 1)
     scores = queries.scores_df(store, s["scoring_id"]).set_index(["task_id", "sample_idx"])
     for key in [("t0", 0), ("t0", 1), ("t3", 0)]:
-        assert (scores.loc[key, "reward"], scores.loc[key, "advantage"], bool(scores.loc[key, "keep"])) == (0.0, 0.0, False)
+        assert (scores.loc[key, "reward"], scores.loc[key, "advantage"],
+                bool(scores.loc[key, "keep"])) == (0.0, 0.0, False)
     # the filtered rollouts are out of t0's statistics: two left, rewards 0 and 1, sample std 0.7071
     assert scores.loc[("t0", 3), "advantage"] == pytest.approx(2 ** -0.5)
     assert scores.loc[("t0", 2), "advantage"] == pytest.approx(-(2 ** -0.5))
@@ -153,7 +157,8 @@ def test_across_gives_the_hand_computed_preference_score(store_of, make_run):
     b = make_run("B", {"t0": [1.0], "t1": [0.0]}, tool="qwen3-32b")
     store = store_of(a, b)
     before = queries.trajectories_df(store, ["A", "B"])
-    result = orchestra("rescore", "A", "--preference", "outcome=1,compute=0.5", "--across", "B", "--json", db=store.path)
+    result = orchestra("rescore", "A", "--preference", "outcome=1,compute=0.5", "--across", "B", "--json",
+                       db=store.path)
     assert result.returncode == 0, result.stderr
     s = json.loads(result.stdout)
     runs = {r["run_id"]: r for r in s["runs"]}
@@ -192,13 +197,15 @@ SMOLLM2_TOOL = {"name": "smollm2", "category": "generalist", "description": "Tin
                 "backend": {"kind": "local_llm", "max_new_tokens": 64}}
 
 
-def local_run(run_id: str, orchestrator: str = "scripted:test", tool: dict | None = None, model: str = "smollm2-135m-instruct"):
+def local_run(run_id: str, orchestrator: str = "scripted:test", tool: dict | None = None,
+              model: str = "smollm2-135m-instruct"):
     """One trajectory: a smollm2 call (turn 0, 2.0 s, free) then an answer; the trajectory took 5.0 s,
     so the orchestrator's own time is 3.0 s, with 700 / 90 orchestrator tokens."""
     from lab.records import RunRecord, StepRecord, TrajectoryRecord
 
     spec = tool or SMOLLM2_TOOL
-    run = RunRecord(run_id=run_id, kind="eval", toolkit_json=json.dumps({"name": "local", "tools": [spec]}), orchestrator=orchestrator)
+    run = RunRecord(run_id=run_id, kind="eval", toolkit_json=json.dumps({"name": "local", "tools": [spec]}),
+                    orchestrator=orchestrator)
     steps = [StepRecord(run_id=run_id, task_id="t0", turn=0, tool_name=spec["name"], model=model,
                         input_tokens=120, output_tokens=40, latency_s=2.0),
              StepRecord(run_id=run_id, task_id="t0", turn=1, kind="answer", observation="42")]
@@ -219,7 +226,8 @@ def test_reprice_keeps_local_models_local_and_unpriced(store_of, monkeypatch):
     local = {m["model"] for m in report["models"] if m["priced_by"] == "local, unpriced"}
     assert local == {"smollm2-135m-instruct", "hf:smollm2"}            # the tool and the orchestrator's own tokens
     assert report["new_total_usd"] == report["old_total_usd"] == 0.0
-    rate = json.loads(orchestra("reprice", "hf-run", "--pricing", "deepinfra", "--gpu-hour-usd", "3.6", "--json", db=store.path).stdout)
+    rate = json.loads(orchestra("reprice", "hf-run", "--pricing", "deepinfra", "--gpu-hour-usd", "3.6", "--json",
+                                db=store.path).stdout)
     by_model = {m["model"]: m for m in rate["models"]}
     assert by_model["smollm2-135m-instruct"]["new_cost_usd"] == pytest.approx(2.0 * 3.6 / 3600)   # its 2 s
     assert by_model["hf:smollm2"]["new_cost_usd"] == pytest.approx(3.0 * 3.6 / 3600)             # 5 s - 2 s of tools

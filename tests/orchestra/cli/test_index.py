@@ -42,7 +42,8 @@ def test_a_built_index_serves_a_local_search_tool_and_a_paper_search_slot(built,
     assert manifest["count"] == 36 and manifest["kind"] == "flat" and manifest["dim"] == 384
     query = FACTS["fact-lighthouse"][2]
     with OpenAICompatServer(script=[f"QUERY: {query}"]) as server:
-        writer = {"name": "gpt-5", "model": "gpt-5", "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
+        writer = {"name": "gpt-5", "model": "gpt-5",
+                  "backend": {"kind": "openai", "base_url": server.base_url, "model": "gpt-5"}}
         toolkit = {"name": "wiki", "tools": [
             {"name": "local_search", "backend": {"kind": "local_search", "index": str(built)}},
             {"name": "search", "backend": {"kind": "paper", "role": "search", "slots": {"search-1": writer},
@@ -61,13 +62,15 @@ def test_a_built_index_serves_a_local_search_tool_and_a_paper_search_slot(built,
 def test_rerunning_the_command_reuses_the_complete_index(built, minilm_folder):
     before = (built / "index.faiss").stat().st_mtime_ns
     corpus = built.parent / "corpus.jsonl"
-    result = orchestra("index", "build", "--corpus", str(corpus), "--embedder", minilm_folder, "--out", str(built), "--json")
+    result = orchestra("index", "build", "--corpus", str(corpus), "--embedder", minilm_folder, "--out", str(built),
+                       "--json")
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads(result.stdout)["documents"] == 36 and (built / "index.faiss").stat().st_mtime_ns == before
 
 
 @pytest.mark.parametrize("lines, message", [
-    (['{"id": "a", "text": "fine"}', '{"id": "b", "text": "fine"}', '{"id": "c", "text": '], "line 3: malformed JSON (Expecting value)"),
+    (['{"id": "a", "text": "fine"}', '{"id": "b", "text": "fine"}', '{"id": "c", "text": '],
+     "line 3: malformed JSON (Expecting value)"),
     (['{"id": "a", "text": "fine"}', '{"id": "b", "title": "no text"}'], "line 2: missing required field 'text'"),
     (['{"id": "a", "text": "x"}', '{"id": "a", "text": "y"}'], "line 2: duplicate id 'a' (first at line 1)"),
 ])
@@ -83,6 +86,7 @@ def test_a_bad_corpus_line_is_one_line_exit_2_and_nothing_written(tmp_path, line
 def test_an_embedder_that_is_not_a_folder_is_refused_before_the_corpus_is_read(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     write_corpus(corpus)
-    result = orchestra("index", "build", "--corpus", str(corpus), "--embedder", str(tmp_path / "no-model"), "--out", str(tmp_path / "out"))
+    result = orchestra("index", "build", "--corpus", str(corpus), "--embedder", str(tmp_path / "no-model"),
+                       "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "--embedder" in result.stderr and "no such folder" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

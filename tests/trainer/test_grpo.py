@@ -2,7 +2,10 @@
 (so groups mix tool calls, cheap and dear answers and malformed calls), run by the real trainer, store
 and callbacks. What a user would check afterwards: tool output never trained on, filtered rows carry no
 gradient, rewards and advantages recomputable from the logged features, one metrics row per step,
-`--resume` continues, and a step whose rows are all filtered leaves the weights untouched."""
+`--resume` continues, and a step whose rows are all filtered leaves the weights untouched. On synthesized
+ToolScale tasks (`benchmark: toolscale:DIR`, the folder `orchestra synth` wrote), each rollout talks to
+the scripted user (its opening is the prompt, its replies are logged steps), calls the domain's own tools
+on a private database, and is graded by tau2's criteria."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from rich.console import Console
 from lab.errors import LabInputError
 from lab.reward import rescore
 from lab.store import Store, queries
+from lab.synth.dataset import write_dataset
 from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.grpo import OrchestraGRPOTrainer
@@ -112,14 +116,16 @@ def test_every_rollout_is_logged_with_reward_advantage_and_filter_reason(trained
     # the periodic evaluation is an eval run linked to the train run and its last step
     evals = runs.loc[summary.eval_run_ids]
     assert (evals.kind == "eval").all()
-    assert all(json.loads(c)["train_run_id"] == summary.run_id and json.loads(c)["train_step"] == 2 for c in evals.config_json)
+    assert all(json.loads(c)["train_run_id"] == summary.run_id and json.loads(c)["train_step"] == 2
+               for c in evals.config_json)
 
 
 def test_rewards_and_advantages_recompute_from_the_logged_features(trained):
     _, store, summary = trained
     trajs = queries.trajectories_df(store, [summary.run_id])
     features = [n for n in json.loads(trajs.preference_json.iloc[0]) if n not in ("outcome", "compute", "latency")]
-    P = np.array([[json.loads(p)[n] for n in [*features, "outcome", "compute", "latency"]] for p in trajs.preference_json])
+    P = np.array([[json.loads(p)[n] for n in [*features, "outcome", "compute", "latency"]]
+                  for p in trajs.preference_json])
     counts = [{k: v for k, v in json.loads(c).items() if k in features} for c in trajs.tool_counts_json]
     passed = ~trajs.filter_reason.isin(["format", "invalid"]).to_numpy()
     R, A, keep = rescore(counts, trajs.outcome, trajs.cost_usd, trajs.latency_s, features, P,
@@ -167,7 +173,8 @@ def test_filtered_rows_carry_no_gradient(trained):
     changed["completion_ids"][dropped] = (changed["completion_ids"][dropped] + 7) % 1000
     assert torch.allclose(base, grads(changed))
     # the test can fail: changing a kept row does change the gradient
-    changed["completion_ids"][torch.nonzero(kept).flatten()[0]] = (inputs["completion_ids"][torch.nonzero(kept).flatten()[0]] + 7) % 1000
+    first_kept = torch.nonzero(kept).flatten()[0]
+    changed["completion_ids"][first_kept] = (inputs["completion_ids"][first_kept] + 7) % 1000
     assert not torch.allclose(base, grads(changed))
 
 
@@ -177,7 +184,8 @@ def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, m
     from trl import GRPOTrainer
 
     trainer = trained[2].trainer
-    inputs = next(b for b in BATCHES if 0 < int(((b["tool_mask"] * b["completion_mask"]).sum(1) > 0).sum()) < len(b["advantages"]))
+    inputs = next(b for b in BATCHES
+                  if 0 < int(((b["tool_mask"] * b["completion_mask"]).sum(1) > 0).sum()) < len(b["advantages"]))
     kept = int(((inputs["tool_mask"] * inputs["completion_mask"]).sum(1) > 0).sum())
 
     def grads(loss_of):
@@ -192,7 +200,8 @@ def test_the_update_skips_filtered_rows_without_changing_the_gradient(trained, m
     rows_seen = []
     forward = trainer._get_per_token_logps_and_entropies
     monkeypatch.setattr(trainer, "_get_per_token_logps_and_entropies",
-                        lambda model, input_ids, *a, **k: rows_seen.append(input_ids.shape[0]) or forward(model, input_ids, *a, **k))
+                        lambda model, input_ids, *a, **k:
+                        rows_seen.append(input_ids.shape[0]) or forward(model, input_ids, *a, **k))
     cut_loss, cut = grads(trainer.compute_loss)
     assert rows_seen == [kept]
     torch.testing.assert_close(cut_loss, full_loss, rtol=1e-5, atol=1e-7)
@@ -213,13 +222,15 @@ def test_each_distinct_prompt_is_forwarded_once_with_trls_numbers(trained, monke
     prompts = {tuple(row) for row in torch.cat([batch["prompt_ids"], batch["prompt_mask"]], dim=1).tolist()}
     assert 1 < len(prompts) < len(ids), "the batch should hold groups of several prompts"
     fed = []
-    hook = model.get_input_embeddings().register_forward_hook(lambda module, args, out: fed.append(tuple(args[0].shape)))
+    hook = model.get_input_embeddings().register_forward_hook(
+        lambda module, args, out: fed.append(tuple(args[0].shape)))
     try:
         def grads(pass_):
             model.zero_grad(set_to_none=True)
             logps, entropy, _ = pass_(model, ids, mask, keep, compute_entropy=True)
             (logps * batch["completion_mask"]).sum().backward()
-            return logps.detach(), entropy.detach(), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+            grad = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+            return logps.detach(), entropy.detach(), grad
 
         trl = grads(lambda *a, **k: GRPOTrainer._get_per_token_logps_and_entropies(trainer, *a, **k))
         assert fed == [tuple(ids.shape)]
@@ -232,7 +243,8 @@ def test_each_distinct_prompt_is_forwarded_once_with_trls_numbers(trained, monke
         torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
     # the test can fail: a shifted completion changes the numbers
     monkeypatch.setattr(trainer.args, "shared_prompt_forward", False)
-    assert not torch.allclose(shared[0], trainer._get_per_token_logps_and_entropies(model, ids.roll(1, dims=1), mask, keep)[0])
+    shifted = trainer._get_per_token_logps_and_entropies(model, ids.roll(1, dims=1), mask, keep)
+    assert not torch.allclose(shared[0], shifted[0])
 
 
 def test_a_micro_batch_is_cut_to_its_kept_rows_and_the_completion_columns_they_use():
@@ -283,7 +295,8 @@ def test_a_step_with_every_row_filtered_does_not_move_the_weights(tmp_path):
     store = Store(tmp_path / "store.duckdb")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(BROKEN))
-        summary = run_training(config(tmp_path, max_steps=1, lab_eval_limit=1, weight_decay=0.1), store, Console(quiet=True))
+        summary = run_training(config(tmp_path, max_steps=1, lab_eval_limit=1, weight_decay=0.1), store,
+                               Console(quiet=True))
     from transformers import AutoModelForCausalLM
 
     after = AutoModelForCausalLM.from_pretrained(summary.model_dir)
@@ -301,10 +314,13 @@ tools:
   - {name: "sim:qwen3-32b", backend: {kind: sim, profile: qwen3-32b}}
 """
 FREE_FORM_SCRIPTS = {
-    0: ['<tool_call>{"name": "sim:gpt-5", "arguments": {"prompt": "Answer the question."}}</tool_call>', "<answer>Heveth</answer>"],
-    1: ['<tool_call>{"name": "sim:qwen3-32b", "arguments": {"prompt": "Answer the question."}}</tool_call>', "<answer>1/8</answer>"],
+    0: ['<tool_call>{"name": "sim:gpt-5", "arguments": {"prompt": "Answer the question."}}</tool_call>',
+        "<answer>Heveth</answer>"],
+    1: ['<tool_call>{"name": "sim:qwen3-32b", "arguments": {"prompt": "Answer the question."}}</tool_call>',
+        "<answer>1/8</answer>"],
     2: ["<answer>42</answer>"],
-    3: ['<tool_call>{"name": "sim:gpt-5-mini", "arguments": {"prompt": "Answer."}}</tool_call>', "<answer>2326</answer>"],
+    3: ['<tool_call>{"name": "sim:gpt-5-mini", "arguments": {"prompt": "Answer."}}</tool_call>',
+        "<answer>2326</answer>"],
 }
 
 
@@ -315,8 +331,8 @@ def test_free_form_toolkits_train_too(tmp_path):
     store = Store(tmp_path / "store.duckdb")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(FREE_FORM_SCRIPTS))
-        summary = run_training(config(tmp_path, toolkit=str(toolkit), tool_subset_min=0.6, max_steps=1, lab_eval_limit=1),
-                               store, Console(quiet=True))
+        summary = run_training(config(tmp_path, toolkit=str(toolkit), tool_subset_min=0.6, max_steps=1,
+                                      lab_eval_limit=1), store, Console(quiet=True))
     trajs = queries.trajectories_df(store, [summary.run_id])
     counted = set().union(*(json.loads(c) for c in trajs.tool_counts_json))
     assert counted and counted <= {"sim:gpt-5", "sim:gpt-5-mini", "sim:qwen3-32b"}
@@ -324,3 +340,29 @@ def test_free_form_toolkits_train_too(tmp_path):
     assert all(list(p)[:3] == ["sim:gpt-5", "sim:gpt-5-mini", "sim:qwen3-32b"] for p in prefs)
     metrics = queries.train_metrics_df(store, summary.run_id)
     assert {"tools/share/sim:gpt-5", "tools/share/sim:qwen3-32b"} <= set(metrics.columns)
+
+
+# every ToolScale rollout: a calculator call, an answer to the user, a question back
+TOOLSCALE_TURNS = ['<tool_call>{"name": "calculate", "arguments": {"expression": "2 * 21"}}</tool_call>',
+                   "Thanks, that is all done for you.", "Is there anything else?"]
+
+
+def test_training_steps_on_toolscale_tasks_talk_to_the_user(tmp_path, monkeypatch):
+    write_dataset(tmp_path / "ts", ["bank", "railway"], n_tasks=3, seed=0)
+    monkeypatch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted({k: TOOLSCALE_TURNS for k in range(4)}))
+    config = OrchestraGRPOConfig(
+        output_dir=str(tmp_path / "out"), run_name="ts", model="tiny-qwen3", tiny_model=TINY_MODEL, toolkit="paper",
+        benchmark=f"toolscale:{tmp_path / 'ts'}", task_limit=2, examples_per_task=1, tool_subset_min=1.0, max_turns=3,
+        turn_max_new_tokens=32, observation_chars=200, num_generations=2, per_device_train_batch_size=4,
+        learning_rate=1e-3, max_steps=1, save_steps=10, lab_eval_steps=0, lab_eval_limit=1, report_to="none",
+        gradient_checkpointing=False, seed=0)
+    store = Store(tmp_path / "s.duckdb")
+    summary = run_training(config, store, Console(quiet=True))
+
+    trajs = queries.trajectories_df(store, [summary.run_id])
+    assert len(trajs) == 4 and set(trajs.benchmark) == {"toolscale"}
+    assert all(set(json.loads(c)) == {"db", "communicate", "actions", "nl"} for c in trajs.criteria_json)
+    steps = queries.steps_df(store, summary.run_id)
+    calculator = steps[steps.tool_name == "calculate"]
+    assert len(calculator) == 4 and "42" in calculator.observation.iloc[0]
+    assert (steps.kind == "user").sum() >= 4  # every rollout's answer reached the simulated user, who replied

@@ -25,7 +25,8 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert set(NAMES) <= set(evals.name)
     named = evals[evals.name.isin(NAMES)].set_index("name")
     assert (named.status == "finished").all()
-    assert named.trajectories.drop("smollm2").eq(QUICK.tasks).all() and named.trajectories["smollm2"] == QUICK.smollm2_tasks
+    assert named.trajectories.drop("smollm2").eq(QUICK.tasks).all()
+    assert named.trajectories["smollm2"] == QUICK.smollm2_tasks
     trajectories = queries.trajectories_df(Store(quick_demo.db, read_only=True), list(named.run_id))
     tasks = trajectories.groupby("run_id").task_id.apply(frozenset).rename(index=dict(zip(named.run_id, named.index)))
     assert tasks.drop("smollm2").nunique() == 1 and tasks["smollm2"] < tasks["cascade"]  # like with like
@@ -40,8 +41,8 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
 
 #: What a library prints when it is let through: a tqdm bar or its redraw, a raw Trainer log dict, a
 #: Python warning with its source line.
-LIBRARY_NOISE = re.compile(r"\d+it/s\]|it/s\]|examples/s\]|s/it\]|\|[█▏▎▍▌▋▊▉ ]+\||\{'(loss|train_runtime)'|"
-                           r"\w+Warning: |warnings\.warn\(")
+LIBRARY_NOISE = re.compile(r"\d+it/s\]|it/s\]|examples/s\]|s/it\]|\|[█▏▎▍▌▋▊▉ ]+\||"
+                           r"\{'(loss|train_runtime)'|\w+Warning: |warnings\.warn\(")
 
 
 def test_the_demos_whole_output_from_an_empty_cache_reads_like_a_report(quick_demo):
@@ -56,7 +57,8 @@ def test_the_demos_whole_output_from_an_empty_cache_reads_like_a_report(quick_de
 def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     out = quick_demo.stdout
     for heading in ("Test tasks, held-out instructions", "Trained orchestrator: instruction x turn budget",
-                    "What the demo found", "Pareto frontier", "Preference: told to save money", "Under deepinfra's prices"):
+                    "What the demo found", "Pareto frontier", "Preference: told to save money",
+                    "Under deepinfra's prices"):
         assert heading in out, heading
     assert "scripted:oracle" in out and "hf:smollm2" in out
     assert (quick_demo.cwd / "demo.html").read_text().count("<section") >= 5
@@ -84,8 +86,9 @@ def test_a_second_demo_reuses_everything_and_ends_serving_the_dashboard(quick_de
     before = queries.runs_summary_df(Store(db, read_only=True)).set_index("run_id").trajectories
     port = free_port()
     log = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads a pipe while the server runs
-    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()", "demo", "--quick", "--db", str(db),
-                               "--port", str(port), "--html", str(tmp_path / "d.html")], cwd=tmp_path,
+    server = subprocess.Popen([sys.executable, "-c", "from orchestra.cli import main; main()",
+                               "demo", "--quick", "--db", str(db), "--port", str(port),
+                               "--html", str(tmp_path / "d.html")], cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
                               env={**os.environ, "ORCHESTRA_CACHE": str(quick_demo.cache)})
     try:

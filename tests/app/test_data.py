@@ -1,0 +1,18 @@
+"""The app's reads (`app/data.py`): cached by the store file's mtime, so a run written while a page is
+open shows on the page's next refresh."""
+
+from __future__ import annotations
+
+from lab.store import Store
+from tests.helpers.dashboard import started
+
+
+def test_a_run_written_while_the_page_is_open_appears_on_the_next_refresh(app_store, make_run):
+    at = started()
+    assert "eval-new" not in set(at.dataframe[0].value.run_id)
+    store = Store(app_store)
+    run, items = make_run("eval-new", {"t1": [1.0]})
+    store.write_run(run)
+    store.write_trajectories(items)
+    at.run()  # what the page's 3 s refresh does; the cache is keyed on the file's mtime, not a timer
+    assert "eval-new" in set(at.dataframe[0].value.run_id)

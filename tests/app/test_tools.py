@@ -1,0 +1,26 @@
+"""The tool-use page (`app/views/tools.py`) in Streamlit's AppTest.
+
+What a user would notice: the heat map splits by domain, offering the store's domains; an empty store
+says what to do.
+"""
+
+from __future__ import annotations
+
+from tests.helpers.dashboard import on, problems
+
+
+def test_the_page_renders_on_a_seeded_store(app_store):
+    at = on("tools")
+    assert problems(at) == []
+    assert at.title and at.title[0].value
+
+
+def test_an_empty_store_says_what_to_do(empty_store):
+    at = on("tools")
+    assert not at.exception and "No runs in" in at.info[0].value
+
+
+def test_the_heat_map_splits_by_domain(app_store):
+    at = on("tools", runs="eval-a,eval-b")
+    at.radio(key="heat-by").set_value("domain").run()
+    assert at.selectbox(key="heat-value").options == ["maths", "shop"] and not problems(at)

@@ -1,0 +1,86 @@
+"""What the dashboard tests build and drive: a store of eval and training runs, a page of the app in
+Streamlit's AppTest, and `orchestra app` in a real process (for the browser test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+import app
+from lab.records import RunRecord, TaskRecord, TrainMetricsRecord
+from lab.store import Store
+from orchestra.cli.dashboard import free_port, wait_healthy
+
+#: the app's entry file, the router every AppTest starts from
+MAIN = str(Path(app.__file__).parent / "main.py")
+
+
+def started() -> AppTest:
+    """The app as a user first opens it (the runs page), run once."""
+    return AppTest.from_file(MAIN, default_timeout=120).run()
+
+
+def on(page: str, at: AppTest | None = None, **params: str) -> AppTest:
+    """The page at url path `page`, opened with `params` in its URL, as a link would open it."""
+    at = at or started()
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.switch_page(f"views/{page}.py").run()
+
+
+def problems(at: AppTest) -> list[str]:
+    """Every exception and `st.error` the last run showed."""
+    return [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
+
+
+class Served:
+    """`orchestra app` in a real process on a free port, ready once /_stcore/health says ok."""
+
+    def __init__(self, db: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from orchestra.cli import main; main()",
+             "app", "--db", str(db), "--port", str(self.port)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        wait_healthy(self.url, self.process, timeout_s)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def build_store(path: Path, make_run) -> Path:
+    """Two evaluation runs with two samples per task, a training run with three logged steps and two
+    evaluations linked to it, at `path`; `make_run` is the `make_run` fixture of `tests/conftest.py`."""
+    store = Store(path)
+    store.write_tasks([TaskRecord(benchmark="world", task_id=f"t{i}", split="test",
+                                  domain="shop" if i < 3 else "maths", question=f"Question {i}?",
+                                  answer_json=json.dumps(f"answer {i}"),
+                                  meta_json=json.dumps({"difficulty": "easy" if i == 1 else "hard"}))
+                       for i in (1, 2, 3)])
+    runs = [make_run("eval-a", {"t1": [1, 0], "t2": [1, 1], "t3": [0, 0]}, tool="gpt-5"),
+            make_run("eval-b", {"t1": [1, 1], "t2": [0, 1], "t3": [1, 0]}, tool="qwen3-32b")]
+    for step in (1, 3):
+        runs.append(make_run(f"eval-step{step}", {"t1": [float(step == 3)], "t2": [1.0]},
+                             config={"train_run_id": "train-x", "train_step": step}))
+    for run, items in runs:
+        store.write_run(run)
+        store.write_trajectories(items)
+        store.finish_run(run.run_id)
+    store.write_run(RunRecord(run_id="train-x", kind="train", name="train-x", orchestrator="hf:tiny",
+                              benchmark="world"))
+    store.write_train_metrics([TrainMetricsRecord(run_id="train-x", step=s, metrics_json=json.dumps(
+        {"reward/mean": 0.1 * s, "loss": 1.0 / s, "filtered/format": 0.1, "tools/share/gpt-5": 0.2 * s}))
+        for s in (1, 2, 3)])
+    store.finish_run("train-x")
+    return path
