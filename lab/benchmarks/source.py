@@ -8,7 +8,9 @@ under the round protocol? how deep does its released `search` go? does a simulat
 answers?) are fields here, so no code outside the benchmark's own module branches on its name.
 
 Each benchmark module ends with `SOURCE = BenchmarkSource(...)`; `lab.benchmarks` registers the
-built-in ones, and a new benchmark is one module that calls `register(SOURCE)`:
+built-in ones. A new benchmark is one module: given as a file (`orchestra eval --benchmark
+path/to/arith.py[:qualifier]`, as Inspect AI runs a task file), it is loaded and its `SOURCE` registered,
+with no lab file edited; imported by `lab.benchmarks` it becomes a built-in, selectable by name:
 
     SOURCE = register(BenchmarkSource(name="arith", usage="arith", description="sums",
                                       load=load_sums, open=open_sums, rounds=True))
@@ -16,8 +18,12 @@ built-in ones, and a new benchmark is one module that calls `register(SOURCE)`:
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from lab.benchmarks.base import BenchmarkTask
@@ -127,18 +133,59 @@ def sources() -> list[BenchmarkSource]:
 
 
 def find_source(name: str) -> BenchmarkSource | None:
-    """The benchmark a `--benchmark` value selects (by the part before `:`), or None."""
-    return _REGISTRY.get(name.partition(":")[0])
+    """The benchmark a `--benchmark` value selects (by the part before `:`), or None; a value naming a
+    `.py` file loads that module and selects the `SOURCE` it defines."""
+    base = name.strip().partition(":")[0]
+    if base.endswith(".py"):
+        return source_from_file(base)
+    return _REGISTRY.get(base.lower())
 
 
 def resolve(name: str) -> tuple[BenchmarkSource, str]:
-    """`(source, qualifier)` of a full name such as `tau2:retail` (the base is case-insensitive), or
-    one clear error naming the known benchmarks."""
-    base, _, qualifier = name.strip().partition(":")
-    source = _REGISTRY.get(base.lower())
+    """`(source, qualifier)` of a full name such as `tau2:retail` (the base is case-insensitive) or
+    `my_bench.py:hard`, or one clear error naming the known benchmarks."""
+    qualifier = name.strip().partition(":")[2]
+    source = find_source(name)
     if source is None or (qualifier and not source.qualified):
-        raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(_REGISTRY)})")
+        raise LabInputError(f"benchmark: unknown name '{name}' (choose from {', '.join(_REGISTRY)}, "
+                            "or a .py file defining SOURCE)")
     return source, qualifier
+
+
+def benchmark_label(name: str) -> str:
+    """How a `--benchmark` value is shown and stored (the run's `benchmark`, its id): the value itself, or
+    for a module file the name its source registers plus the qualifier (`arith:2` for
+    `benchmarks/arith.py:2`), so no path enters a run id or a table."""
+    base, _, qualifier = name.partition(":")
+    if not base.endswith(".py"):
+        return name
+    label = source_from_file(base).name
+    return f"{label}:{qualifier}" if qualifier else label
+
+
+_FILES: dict[Path, BenchmarkSource] = {}
+
+
+def source_from_file(path_text: str) -> BenchmarkSource:
+    """The `SOURCE` of a benchmark module given by its path, loaded once per process and registered: a
+    benchmark kept outside the lab (as `inspect eval task.py` runs a task file) needs no lab file edited."""
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise LabInputError(f"--benchmark {path_text}: no such file")
+    key = path.resolve()
+    if key not in _FILES:
+        name = f"orchestra_benchmark_{path.stem}_{hashlib.sha256(str(key).encode()).hexdigest()[:8]}"
+        spec = importlib.util.spec_from_file_location(name, key)
+        if spec is None or spec.loader is None:
+            raise LabInputError(f"--benchmark {path_text}: not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pydantic models look their module up while it runs
+        spec.loader.exec_module(module)
+        source = getattr(module, "SOURCE", None)
+        if not isinstance(source, BenchmarkSource):
+            raise LabInputError(f"--benchmark {path_text}: the module defines no SOURCE = BenchmarkSource(...)")
+        _FILES[key] = register(source)
+    return _FILES[key]
 
 
 def graded_by_answer(benchmark: str, tasks: list[BenchmarkTask]) -> EvalSource:

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.benchmarks import find_source, sources
+from lab.benchmarks.source import benchmark_label, resolve
 from lab.errors import LabInputError, first_error
 from lab.rollout.config import Protocol, Tau2Agent
 
@@ -27,7 +28,8 @@ class EvalConfig(BaseModel):
 
     benchmark: str = Field(
         "world", description="world[:frames|hle|bookshop], frames, hle, tau2[:domain], toolscale[:DIR] "
-                             "(synthesized domains) or bfcl[:category].")
+                             "(synthesized domains), bfcl[:category], or a .py file that defines a BenchmarkSource "
+                             "SOURCE (lab.benchmarks.source).")
     benchmark_path: str | None = Field(None, description="Local benchmark file or folder (else the default location).")
     split: str | None = Field("test", description="Task split; None for all.")
     orchestrator: str = Field(
@@ -154,10 +156,11 @@ class EvalConfig(BaseModel):
         weights = model_fingerprint(self.orchestrator)
         if weights:  # a model retrained in place starts new runs instead of resuming the old model's
             identity["weights"] = weights
-        base, _, qualifier = self.benchmark.partition(":")
-        identity.update(find_source(base).run_identity(qualifier))  # e.g. the version of a dataset built on first use
+        source, qualifier = resolve(self.benchmark)
+        identity.update(source.run_identity(qualifier))  # e.g. the version of a dataset built on first use
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
-        prefix = self.run_name or f"{self.benchmark.replace(':', '-')}-{self.orchestrator.split(':')[0]}"
+        label = benchmark_label(self.benchmark).replace(":", "-")
+        prefix = self.run_name or f"{label}-{self.orchestrator.split(':')[0]}"
         return f"{prefix}-{digest}"
 
 

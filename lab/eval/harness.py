@@ -33,6 +33,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from lab.benchmarks.source import benchmark_label
 from lab.benchmarks.tau2_user import with_llm_user
 from lab.eval.budget import Budget, RateLimiter
 from lab.eval.checks import checked_toolkit, llm_tool_spec, with_search_depth
@@ -137,7 +138,8 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
         logged = logged.cost_usd + logged.judge_cost_usd
         budget.resume(float(logged.sum()), float(logged.max()))
     store.write_run(RunRecord(
-        run_id=run_id, kind="eval", name=config.run_name, benchmark=config.benchmark, orchestrator=policy.name,
+        run_id=run_id, kind="eval", name=config.run_name, benchmark=benchmark_label(config.benchmark),
+        orchestrator=policy.name,
         # `variant` names this run's own (preference, max_turns) among the config's lists (read by reports);
         # `instruction` holds the per-task choices (`lab.preference.logged_instruction` reads them back).
         config_json=json.dumps({**config.model_dump(mode="json"),

@@ -31,7 +31,8 @@ from orchestra.cli.root import app
 
 @app.command("eval")
 def eval_command(
-    benchmark: str = typer.Option("world", help=", ".join(source.usage for source in sources()) + "."),
+    benchmark: str = typer.Option(
+        "world", help=", ".join(source.usage for source in sources()) + ", or a .py file that defines SOURCE."),
     benchmark_path: str | None = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
     split: str | None = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
     orchestrator: str = typer.Option(
