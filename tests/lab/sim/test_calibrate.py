@@ -235,27 +235,3 @@ def test_paper_toolkit_calls_see_the_context_the_environment_passed():
     with_search = graded_answers(*frames(trajs, steps, [record]), model="gpt-5")
     without = graded_answers(*frames(trajs, bare, [record]), model="gpt-5")
     assert with_search.evidence.tolist() == [True] and without.evidence.tolist() == [False]
-
-
-def test_a_toolkit_can_take_a_sim_profile_from_a_fitted_file(tmp_path):
-    """`orchestra calibrate` writes a profiles file; a toolkit entry naming it as `profiles_file` simulates
-    with the fitted numbers, and only that entry does."""
-    import yaml
-
-    from lab.toolkit import build_tools, load_toolkit
-
-    packaged = get_profile("gpt-5")
-    tokens = packaged.output_tokens.model_copy(update={"median_tokens": 11.0})
-    fitted = packaged.model_copy(update={"output_tokens": tokens})
-    (tmp_path / "fitted.yaml").write_text(profile_to_yaml(fitted))
-    (tmp_path / "kit.yaml").write_text(yaml.safe_dump({"name": "kit", "tools": [
-        {"name": "sim:gpt-5",
-         "backend": {"kind": "sim", "profile": "gpt-5", "profiles_file": str(tmp_path / "fitted.yaml")}},
-        {"name": "sim:gpt-5-mini", "backend": {"kind": "sim", "profile": "gpt-5-mini"}},
-    ]}))
-    tools = build_tools(load_toolkit(str(tmp_path / "kit.yaml")))
-    assert tools["sim:gpt-5"].profile.output_tokens.median_tokens == 11.0
-    assert tools["sim:gpt-5-mini"].profile == get_profile("gpt-5-mini")
-    (tmp_path / "kit.yaml").write_text((tmp_path / "kit.yaml").read_text().replace("fitted.yaml", "missing.yaml"))
-    with pytest.raises(LabInputError, match="missing.yaml"):
-        build_tools(load_toolkit(str(tmp_path / "kit.yaml")))
