@@ -1,29 +1,18 @@
 """Tests for lab.benchmarks.tau2: the real retail/airline domains, splits, the domain object, bad files.
 
-Also `--benchmark tau2:retail` end to end: the source's own tools executed and graded by database as
-tau2-bench does; the golden actions pass, the ways a policy could look right without doing the task fail,
-and with a judge the NL assertions are judged over the conversation.
+How a run of `tau2:retail` is executed and graded is `lab.benchmarks.tau2_env`'s (`test_tau2_env.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from rich.console import Console
 
 from lab.benchmarks.tau2 import load_tau2, load_tau2_domain, user_instruction
 from lab.benchmarks.tau2_folders import available_domains
 from lab.errors import LabInputError
-from lab.eval.config import EvalConfig
-from lab.eval.harness import run_eval
-from lab.eval.sources import load_source
-from lab.store import Store, queries
-from lab.tools.base import ToolContext
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
 TAU2 = SHARED / "tau2"
@@ -154,156 +143,3 @@ def test_plain_string_instructions_are_kept_verbatim() -> None:
     assert user_instruction("  Cancel my order.  ") == "Cancel my order."
     with pytest.raises(LabInputError, match="expected text or an object"):
         user_instruction(["a"])
-
-
-TASK_78 = "retail-78"  # address change, item swap and a cancel (TOOLS.md §4): three writes
-
-
-@pytest.fixture(scope="module")
-def retail():
-    return load_source(EvalConfig.build(benchmark="tau2:retail", split="base"))
-
-
-def play(source: Any, task_id: str, calls: list[dict[str, Any]], answer: str | None = "Done.") -> tuple[float, dict]:
-    """Run `calls` through the task's tools in one rollout context, then grade it."""
-    task = next(t for t in source.tasks if t.task_id == task_id)
-    tools = source.tools_for(task)
-    context = ToolContext(task_id=task.task_id, task=task)
-
-    async def go() -> float:
-        for c in calls:
-            await tools[c["name"]].execute(c.get("arguments") or {}, context)
-        return await source.grader(task, answer, context)
-
-    return asyncio.run(go()), context.criteria
-
-
-def golden(source: Any, task_id: str) -> list[dict[str, Any]]:
-    task = next(t for t in source.tasks if t.task_id == task_id)
-    return [{"name": a["name"], "arguments": dict(a.get("arguments") or {})} for a in task.answer]
-
-
-def test_the_golden_actions_pass_and_the_criteria_say_what_was_judged(retail):
-    outcome, criteria = play(retail, TASK_78, golden(retail, TASK_78))
-    assert outcome == 1.0 and criteria["db"] is True and criteria["actions"] is True
-    assert criteria["nl"] is True  # task 78 has no NL assertions: nothing to judge
-    with_nl = next(t for t in retail.tasks if t.meta["nl_assertions"])
-    outcome, criteria = play(retail, with_nl.task_id, golden(retail, with_nl.task_id))
-    assert outcome == 1.0 and criteria["nl"] is None  # no judge model: not judged, never passed silently
-
-
-def test_skipping_a_write_fails_the_database_check(retail):
-    calls = [c for c in golden(retail, TASK_78) if c["name"] != "cancel_pending_order"]
-    outcome, criteria = play(retail, TASK_78, calls)
-    assert outcome == 0.0 and criteria["db"] is False
-
-
-def test_writing_another_value_fails(retail):
-    calls = golden(retail, TASK_78)
-    for c in calls:
-        if c["name"] == "cancel_pending_order":
-            c["arguments"]["reason"] = "no longer needed"  # the user said "ordered by mistake"
-    assert play(retail, TASK_78, calls)[1]["db"] is False
-    calls = golden(retail, TASK_78)
-    for c in calls:
-        if c["name"] == "modify_pending_order_address":
-            c["arguments"]["zip"] = "92102"
-    assert play(retail, TASK_78, calls)[1]["db"] is False
-
-
-def test_acting_on_another_order_fails(retail):
-    calls = golden(retail, TASK_78)
-    other = next(o for o, order in _db()["orders"].items() if order["status"] == "pending" and o != "#W5995614"
-                 and o != "#W5056519")
-    for c in calls:
-        if c["name"] == "cancel_pending_order":
-            c["arguments"]["order_id"] = other
-    assert play(retail, TASK_78, calls)[1]["db"] is False
-
-
-def test_reading_everything_and_writing_nothing_fails(retail):
-    reads = [c for c in golden(retail, TASK_78) if not retail.tools_for(retail.tasks[0])[c["name"]].writes]
-    reads.append({"name": "get_order_details", "arguments": {"order_id": "#W5056519"}})
-    outcome, criteria = play(retail, TASK_78, reads)
-    assert outcome == 0.0 and criteria["db"] is False
-
-
-def test_a_rollout_without_an_answer_scores_0_even_with_the_right_writes(retail):
-    assert play(retail, TASK_78, golden(retail, TASK_78), answer=None)[0] == 0.0
-
-
-def test_rollouts_do_not_see_each_others_writes(retail):
-    calls = golden(retail, TASK_78)
-    first = play(retail, TASK_78, calls)
-    second = play(retail, TASK_78, calls)  # would fail if the first rollout's cancel had stuck
-    assert first[0] == second[0] == 1.0
-
-
-def test_the_oracle_replays_golden_actions_end_to_end_and_the_store_keeps_the_criteria(tmp_path: Path):
-    store = Store(tmp_path / "t.duckdb")
-    config = EvalConfig.build(benchmark="tau2:retail", split="test", orchestrator="scripted:oracle",
-                              tasks=["retail-5", "retail-9", "retail-36"])  # 36 has NL assertions
-    (summary,) = run_eval(config, store, Console(quiet=True))
-    trajs = queries.trajectories_df(store, [summary.run_id])
-    assert len(trajs) == 3 and list(trajs.outcome) == [1.0, 1.0, 1.0]
-    for row in trajs.itertuples():
-        assert json.loads(row.criteria_json)["db"] is True
-    # the run summary says what the accuracy does not rest on
-    assert queries.runs_summary_df(store).set_index("run_id").unjudged[summary.run_id] == 1
-
-
-def test_airline_has_no_database_and_says_so(tmp_path: Path):
-    source = load_source(EvalConfig.build(benchmark="tau2:airline", split="base"))
-    task = source.tasks[0]
-    outcome, criteria = play(source, task.task_id, golden(source, task.task_id))
-    assert outcome == 1.0 and criteria == {"db": None, "communicate": None, "actions": True, "nl": None}
-
-
-def _db() -> dict:
-    from lab.benchmarks.tau2_retail_db import load_retail_db
-
-    return load_retail_db()
-
-
-class Judge:
-    """An LLM tool standing in for the judge model: replies with `reply`, records the prompt."""
-
-    spec = SimpleNamespace(name="judge")
-
-    def __init__(self, reply: str) -> None:
-        self.reply, self.prompts = reply, []
-
-    async def execute(self, arguments: dict[str, Any], context: Any = None) -> Any:
-        from lab.tools.base import Observation
-
-        self.prompts.append(arguments["prompt"])
-        return Observation(text=self.reply)
-
-
-def verdicts(*met: bool) -> str:
-    return json.dumps({"results": [{"expectedOutcome": "x", "reasoning": "y", "metExpectation": m} for m in met]})
-
-
-@pytest.mark.parametrize("reply, expected", [
-    (verdicts(True, True), (True, None)),
-    (verdicts(True, False), (False, None)),
-    ("I think it went fine.", (None, "judge reply is not the asked JSON")),
-    (verdicts(), (None, "judge judged 0 of 2 outcomes")),  # tau2 would score an empty list 1.0
-])
-def test_the_nl_judge_passes_only_a_full_positive_verdict(reply, expected):
-    from lab.env.grading import judge_nl
-
-    verdict, problem = asyncio.run(judge_nl(Judge(reply), ["a", "b"], [{"role": "user", "content": "hi"}]))
-    assert verdict == expected[0] and (problem or "").startswith(expected[1] or "")
-
-
-def test_with_a_judge_the_nl_criterion_is_judged_over_the_conversation_and_decides_the_outcome(retail):
-    from lab.eval.judged import judged
-
-    task = next(t for t in retail.tasks if t.meta["nl_assertions"] and "NL_ASSERTION" in t.meta["reward_basis"])
-    for met, outcome in ((True, 1.0), (False, 0.0)):
-        judge = Judge(verdicts(*[met] * len(task.meta["nl_assertions"])))
-        graded = type(retail)(**{**retail.__dict__, "grader": judged(retail.grader, judge)})
-        got, criteria = play(graded, task.task_id, golden(retail, task.task_id))
-        assert (got, criteria["nl"], criteria["db"]) == (outcome, met, True)
-        assert task.meta["nl_assertions"][0] in judge.prompts[0]
