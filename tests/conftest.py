@@ -15,6 +15,9 @@ from lab.records import RunRecord, StepRecord, TrajectoryRecord
 from lab.store import Store
 from lab.toolspec import Toolkit
 
+# shared checks in tests/helpers (e.g. `assert_renders`) report their failures as a test's own asserts do
+pytest.register_assert_rewrite("tests.helpers")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 

@@ -17,7 +17,6 @@ example's tool subset are 0 for every row, a constant column, which Eq. 2 maps t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +25,7 @@ import pandas as pd
 from lab.filters import has_valid_output
 from lab.records import TrajectoryRecord
 from lab.reward import STD_THRESHOLD
-from lab.scoring import FeatureFrame, feature_names, group_label
+from lab.scoring import FeatureFrame, feature_names, group_label, tool_counts
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ class RowFeatures:
            preference: dict[str, float], format_ok: bool) -> RowFeatures:
         """A rollout's features: its calls of the toolkit's `features` (the only columns P weighs), its GRPO
         group (`lab.scoring.group_label`) and P in column order (every name must be given)."""
-        counts = {k: v for k, v in json.loads(trajectory.tool_counts_json).items() if k in features}
+        counts = {k: v for k, v in tool_counts(trajectory.tool_counts_json).items() if k in features}
         weights = tuple(preference[name] for name in feature_names(features))
         group = group_label(trajectory.group_id, trajectory.task_id, trajectory.train_step)
         return cls(group_id=group, tool_counts=counts, outcome=float(trajectory.outcome),

@@ -10,6 +10,7 @@ overrides `run_chain` as well.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,19 +31,19 @@ class Step:
     hash_after: str | None = None
 
 
-class Environment:
+class Environment(ABC):
     """A named set of tools over a JSON database; subclasses give `name`, `access` and `call`."""
 
     name: str
 
+    @abstractmethod
     def access(self, name: Any) -> Access | None:
         """The tool's access, None for a name that is no tool of this environment."""
-        raise NotImplementedError
 
+    @abstractmethod
     def call(self, db: dict[str, Any], name: Any, arguments: Any) -> tuple[str, bool]:
         """(result text, error flag) of one agent call, mutating `db` for a successful write; never
         raises for bad agent input (an unknown tool, arguments that are not an object, a refusal)."""
-        raise NotImplementedError
 
     def run_chain(self, db: dict[str, Any], calls: Iterable[Mapping[str, Any]], hash_writes: bool = True) -> list[Step]:
         """Every call (`{name, arguments}`) in order on `db`, mutated as each write succeeds; with

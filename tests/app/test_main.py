@@ -33,5 +33,6 @@ def test_every_page_has_its_test_module_on_a_seeded_and_an_empty_store():
         module = Path(__file__).with_name(f"test_{page}.py")
         assert module.exists(), f"{page}: no {module.name}"
         text = module.read_text()
-        for test in ("test_the_page_renders_on_a_seeded_store", "test_an_empty_store_says_what_to_do"):
-            assert f"def {test}(" in text and f'on("{page}")' in text, f"{module.name}: no {test}"
+        for test, check in (("test_the_page_renders_on_a_seeded_store", "assert_renders"),
+                            ("test_an_empty_store_says_what_to_do", "assert_says_the_store_is_empty")):
+            assert f"def {test}(" in text and f'{check}("{page}")' in text, f"{module.name}: no {test}"

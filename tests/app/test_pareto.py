@@ -3,15 +3,12 @@ training runs, and an empty store says what to do. (A click on a point: `test_se
 
 from __future__ import annotations
 
-from tests.helpers.dashboard import on, problems
+from tests.helpers.dashboard import assert_renders, assert_says_the_store_is_empty
 
 
 def test_the_page_renders_on_a_seeded_store(app_store):
-    at = on("pareto")
-    assert problems(at) == []
-    assert at.title and at.title[0].value
+    assert_renders("pareto")
 
 
 def test_an_empty_store_says_what_to_do(empty_store):
-    at = on("pareto")
-    assert not at.exception and "No runs in" in at.info[0].value
+    assert_says_the_store_is_empty("pareto")

@@ -11,18 +11,15 @@ import pytest
 
 from lab.records import StepRecord
 from lab.store import Store
-from tests.helpers.dashboard import on, problems
+from tests.helpers.dashboard import assert_renders, assert_says_the_store_is_empty, on, problems
 
 
 def test_the_page_renders_on_a_seeded_store(app_store):
-    at = on("rollouts")
-    assert problems(at) == []
-    assert at.title and at.title[0].value
+    assert_renders("rollouts")
 
 
 def test_an_empty_store_says_what_to_do(empty_store):
-    at = on("rollouts")
-    assert not at.exception and "No runs in" in at.info[0].value
+    assert_says_the_store_is_empty("rollouts")
 
 
 def test_a_deep_link_opens_a_trajectory(app_store):

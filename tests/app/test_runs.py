@@ -6,18 +6,15 @@ what to do.
 
 from __future__ import annotations
 
-from tests.helpers.dashboard import on, problems, started
+from tests.helpers.dashboard import assert_renders, assert_says_the_store_is_empty, started
 
 
 def test_the_page_renders_on_a_seeded_store(app_store):
-    at = on("runs")
-    assert problems(at) == []
-    assert at.title and at.title[0].value
+    assert_renders("runs")
 
 
 def test_an_empty_store_says_what_to_do(empty_store):
-    at = on("runs")
-    assert not at.exception and "No runs in" in at.info[0].value
+    assert_says_the_store_is_empty("runs")
 
 
 def test_the_runs_page_lists_every_run(app_store):

@@ -14,18 +14,15 @@ from lab.report.api import load_report
 from lab.report.metrics import preference_scores
 from lab.scoring import FeatureFrame, preference_ranking
 from lab.store import Store, queries
-from tests.helpers.dashboard import on, problems
+from tests.helpers.dashboard import assert_renders, assert_says_the_store_is_empty, on
 
 
 def test_the_page_renders_on_a_seeded_store(app_store):
-    at = on("steering")
-    assert problems(at) == []
-    assert at.title and at.title[0].value
+    assert_renders("steering")
 
 
 def test_an_empty_store_says_what_to_do(empty_store):
-    at = on("steering")
-    assert not at.exception and "No runs in" in at.info[0].value
+    assert_says_the_store_is_empty("steering")
 
 
 def test_a_slider_reranks_the_systems(app_store):

@@ -6,18 +6,15 @@ says what to do.
 
 from __future__ import annotations
 
-from tests.helpers.dashboard import on, problems
+from tests.helpers.dashboard import assert_renders, assert_says_the_store_is_empty, on, problems
 
 
 def test_the_page_renders_on_a_seeded_store(app_store):
-    at = on("tools")
-    assert problems(at) == []
-    assert at.title and at.title[0].value
+    assert_renders("tools")
 
 
 def test_an_empty_store_says_what_to_do(empty_store):
-    at = on("tools")
-    assert not at.exception and "No runs in" in at.info[0].value
+    assert_says_the_store_is_empty("tools")
 
 
 def test_the_heat_map_splits_by_domain(app_store):

@@ -37,6 +37,20 @@ def problems(at: AppTest) -> list[str]:
     return [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
 
 
+def assert_renders(page: str) -> AppTest:
+    """Every page's first check, on a seeded store: it opens with its title and shows no exception or error."""
+    at = on(page)
+    assert problems(at) == []
+    assert at.title and at.title[0].value
+    return at
+
+
+def assert_says_the_store_is_empty(page: str) -> None:
+    """Every page's check on an empty store: no exception, and the one line saying what to do."""
+    at = on(page)
+    assert not at.exception and "No runs in" in at.info[0].value
+
+
 class Served:
     """`orchestra app` in a real process on a free port, ready once /_stcore/health says ok."""
 
