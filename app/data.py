@@ -23,6 +23,7 @@ import streamlit as st
 
 from lab.report import metrics
 from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
+from lab.report.curve import learning_curve_df
 from lab.scoring import FeatureFrame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
@@ -172,3 +173,9 @@ def accuracy(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> pd.DataFram
 @st.cache_data(ttl=TTL_S, show_spinner=False)
 def train_metrics(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
     return queries.train_metrics_df(_store(path), run_id)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def learning_curve(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
+    """The training run's learning curve (`lab.report.curve.learning_curve_df`); `attrs["scale"]` its scale."""
+    return learning_curve_df(_store(path), run_id, n_resamples=RESAMPLES)

@@ -1,6 +1,6 @@
-"""Trainer callbacks: one `train_metrics` row per optimizer step, a rich progress line, and periodic
-evaluation of the live policy on the test split (written as `kind='eval'` runs linked to the train
-run and step, so accuracy and cost plot against training steps).
+"""Trainer callbacks: one `train_metrics` row per optimizer step, a rich progress line, and the learning
+curve's evaluations of the live policy (`trainer.curve`: `kind='eval'` runs linked to the train run and
+step, at step 0, every `lab_eval_steps` and after the last step).
 
 The Trainer's own progress (its tqdm bar and the raw log dicts it prints) is replaced by the lab's rich
 lines (`quiet_trainer`), unless the user asked for libraries' output (`--verbose`)."""
@@ -63,10 +63,12 @@ class MetricsCallback(TrainerCallback):
 
 
 class EvalCallback(TrainerCallback):
-    """Evaluates the live model every `lab_eval_steps` steps and after the last (`trainer.train.evaluate_live`),
-    on the main process only: one eval run per step, not one per rank. (Under DeepSpeed ZeRO-3 the other
-    ranks hold weight shards the main process would need: set `lab_eval_steps: 0` there and evaluate the
-    saved checkpoints with `orchestra eval --orchestrator hf:<checkpoint>`.)"""
+    """Evaluates the live model (`evaluate(model, step)`, a `trainer.curve.CurveEvaluator`) at step 0 before
+    the first update, every `lab_eval_steps` steps and after the last, on the main process only: one set of
+    eval runs per step, not one per rank. A run resumed from a checkpoint starts past step 0, so its step-0
+    point (already stored) is not repeated. (Under DeepSpeed ZeRO-3 the other ranks hold weight shards the
+    main process would need: set `lab_eval_limit: 0` there and evaluate the saved checkpoints with
+    `orchestra eval --orchestrator hf:<checkpoint>`.)"""
 
     def __init__(self, evaluate: Any, every: int) -> None:
         self.evaluate = evaluate
@@ -74,8 +76,10 @@ class EvalCallback(TrainerCallback):
         self.done: set[int] = set()
         self.is_main = True  # set from the trainer's state in `on_train_begin`
 
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         self.is_main = state.is_world_process_zero
+        if state.global_step == 0:  # the curve's first point: the policy before any update
+            self._run(model, 0)
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if self.every and state.global_step % self.every == 0:

@@ -87,6 +87,24 @@ def describe_type(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
+#: The keys of `learning_check` (`trainer.check`) and the type each takes, checked when the config is read.
+LEARNING_CHECK_OPTIONS: dict[str, Any] = {
+    "preference": str, "instruction": str, "calls": list[str], "best": str, "tasks": int, "threshold": float,
+    "pricing": str, "fit_learning_rate": float, "fit_steps": int,
+}
+
+
+def check_options(section: str, options: dict[str, Any], known: dict[str, Any]) -> None:
+    """Unknown keys and wrongly typed values of a config section, as one line each."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise LabInputError(f"{section}: unknown key '{unknown[0]}' (known: {', '.join(sorted(known))})")
+    for key, value in options.items():
+        if not fits(value, known[key]):
+            raise LabInputError(f"field '{section}.{key}': got {value!r} ({type(value).__name__}), "
+                                f"expected {describe_type(known[key])}")
+
+
 #: The keys of `warm_start` (`trainer.sft`) and the type each takes, checked when the config is read.
 WARM_START_OPTIONS: dict[str, Any] = {
     "orchestrators": list[str], "limit": int | None, "samples": int, "examples_per_task": int, "epochs": float,
@@ -96,13 +114,7 @@ WARM_START_OPTIONS: dict[str, Any] = {
 
 def check_warm_start(options: dict[str, Any]) -> None:
     """Unknown keys and wrongly typed values of `warm_start`, as one line each."""
-    unknown = sorted(set(options) - set(WARM_START_OPTIONS))
-    if unknown:
-        raise LabInputError(f"warm_start: unknown key '{unknown[0]}' (known: {', '.join(sorted(WARM_START_OPTIONS))})")
-    for key, value in options.items():
-        if not fits(value, WARM_START_OPTIONS[key]):
-            raise LabInputError(f"field 'warm_start.{key}': got {value!r} ({type(value).__name__}), "
-                                f"expected {describe_type(WARM_START_OPTIONS[key])}")
+    check_options("warm_start", options, WARM_START_OPTIONS)
     if options and not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
 
@@ -170,6 +182,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             Homogeneity filter: groups whose reward std is below it take no part in the update.
         filter_format / filter_invalid (`bool`, default `True`):
             Drop rollouts with a malformed tool call / without a valid final answer (paper §3.3).
+            `filter_invalid: false` counts a rollout that ran out of rounds as a failure of its group (R = 0).
+        format_penalty (`float`, defaults to `0.0`):
+            Round protocol: a round without a valid call trains as a row of its own with advantage
+            -format_penalty (the released trainer's `stop_properly_penalty`); 0 drops it (the paper's filter).
         shared_prompt_forward (`bool`, defaults to `True`):
             In the update, forward each distinct prompt of a micro-batch once and every completion on its
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
@@ -190,11 +206,17 @@ class OrchestraGRPOConfig(GRPOConfig):
         run_name (`str`):
             Human name of the training run (TRL's own field), part of its run id.
         lab_eval_steps (`int`, defaults to `0`):
-            Evaluate on `eval_split` every N optimizer steps (and after the last); 0 = only after the last.
+            The learning curve: evaluate the live policy at step 0 (before the first update), every N optimizer
+            steps and after the last; 0 = step 0 and after the last only.
         lab_eval_limit (`int`, defaults to `24`):
-            Tasks per periodic evaluation.
-        lab_eval_preference (`str`, defaults to `"held-out"`):
-            Preference of the periodic evaluations (held-out (PI, P) pairs, paper Table 3).
+            Tasks per periodic evaluation: the first N of `eval_split` (of `families`), the same at every step;
+            0 turns the periodic evaluation off.
+        lab_eval_instructions (`list[str]`, defaults to the training pairs' wordings):
+            The learning curve's instructions, one eval run each per step (`trainer/curve.py`): a pair's wording
+            from `lab/data/preferences.yaml`, a P string (`outcome=1,compute=1`) or `held-out`. Empty: every
+            training pair whose tools the toolkit has.
+        lab_eval_samples (`int`, defaults to `1`):
+            Rollouts per task and instruction at each step, sampled at `temperature` with fixed seeds.
 
     Parameters of the warm start (`orchestra train sft`, also run first by `orchestra train` when set):
 
@@ -202,6 +224,13 @@ class OrchestraGRPOConfig(GRPOConfig):
             `{orchestrators: [scripted:...], preferences: [P or null], limit: N, epochs: E, learning_rate: LR,
             batch_size: B, max_length: L}`: SFT on the solved trajectories of these orchestrators, run on the
             first N training tasks (see `trainer/sft.py`).
+
+    Parameters of `orchestra train check` (`trainer/check.py`):
+
+        learning_check (`dict` or `None`):
+            `{preference: P, instruction: PI, calls: [tool:slot, ...], best: tool:slot, tasks: N, threshold: T}`:
+            GRPO from a format-only start must raise the probability of `best` as the first call on N tasks
+            every candidate solves from about 1/k to T; the same run with the advantage's sign flipped must not.
     """
 
     model: str = field(default="tiny-qwen3", metadata={"help": "Model directory, `smollm2` or `tiny-qwen3`."})
@@ -228,14 +257,21 @@ class OrchestraGRPOConfig(GRPOConfig):
         metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
+    format_penalty: float = field(default=0.0,
+                                  metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
     shared_prompt_forward: bool = field(default=True,
                                         metadata={"help": "Forward each distinct prompt once in the update."})
     db: str | None = field(default=None, metadata={"help": "Store file."})
-    lab_eval_steps: int = field(default=0, metadata={"help": "Evaluate every N steps; 0 = after the last only."})
+    lab_eval_steps: int = field(default=0, metadata={"help": "Evaluate at step 0, every N steps, after the last."})
     lab_eval_limit: int = field(default=24, metadata={"help": "Tasks per periodic evaluation."})
-    lab_eval_preference: str = field(default="held-out", metadata={"help": "Preference of periodic evaluations."})
+    lab_eval_instructions: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Learning-curve instructions: pair wordings, P strings, `held-out`; empty = training pairs."})
+    lab_eval_samples: int = field(default=1, metadata={"help": "Rollouts per task and instruction per evaluation."})
     warm_start: dict | None = field(default=None, metadata={"help": "SFT warm start on successful trajectories."})
+    learning_check: dict | None = field(default=None,
+                                        metadata={"help": "`orchestra train check`: the problem it learns."})
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
     context_tokens: int = field(default=27000,
                                 metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
@@ -291,6 +327,8 @@ class OrchestraGRPOConfig(GRPOConfig):
             problems.append(f"pricing_providers lists {self.held_out_pricing!r}, the held-out pricing")
         if self.max_turns < 1 or self.turn_max_new_tokens < 1 or self.examples_per_task < 1:
             problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
+        if self.format_penalty < 0 or (self.format_penalty > 0 and self.protocol != "rounds"):
+            problems.append(f"format_penalty {self.format_penalty}: must be >= 0, and applies under protocol: rounds")
         if self.std_threshold < 0:
             problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
         base = self.benchmark.partition(":")[0]
@@ -302,6 +340,7 @@ class OrchestraGRPOConfig(GRPOConfig):
         if problems:
             raise LabInputError(f"train config: {problems[0]}")
         check_warm_start(dict(self.warm_start or {}))
+        check_options("learning_check", dict(self.learning_check or {}), LEARNING_CHECK_OPTIONS)
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> OrchestraGRPOConfig:

@@ -62,6 +62,9 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         self._results: list[RolloutResult] = []
         self._scores: GroupScores | None = None
         self._kept_tokens = 0
+        #: the step's differences log pi_train - log pi_sampler on kept tokens (`_note_sampler_gap`)
+        self._gap: list[torch.Tensor] = []
+        self._training_logps: torch.Tensor | None = None
         #: whether the last optimizer step was skipped because no row of it was kept
         self.last_step_skipped = False
         #: rollout-side metrics of the latest generation batch, read by the metrics callback
@@ -78,6 +81,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         if self.args.protocol == "rounds":
             return self._round_rows_batch(inputs)
         output = super()._generate_and_score_completions(inputs)
+        if "sampling_per_token_logps" in output and self.sampler_is_policy:
+            output["old_per_token_logps"] = output["sampling_per_token_logps"]
         started = time.perf_counter()
         scores = self._scores
         assert scores is not None, "the lab reward function did not run"
@@ -102,10 +107,12 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         scores = self._scores
         assert scores is not None, "the lab reward function did not run"
         local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
-        rows, skipped = round_rows(self._results, list(scores.advantages[local]), list(scores.keep[local]))
+        rows, skipped = round_rows(self._results, list(scores.advantages[local]), list(scores.keep[local]),
+                                   self.args.format_penalty)
         batch = round_batch(rows, self.processing_class.pad_token_id, self.accelerator.device,
                             self.args.steps_per_generation)
         batch["num_items_in_batch"] = self.accelerator.gather(batch["completion_mask"].sum()).sum()
+        batch["old_per_token_logps"] = self._old_logps(batch)
         if self.beta != 0.0:
             batch["ref_per_token_logps"] = self._reference_logps(batch)
         self._log_rollouts(scores, local)
@@ -115,6 +122,25 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         self.generation_metrics["time/reward_s"] = (self.generation_metrics.get("time/reward_s", 0.0)
                                                     + time.perf_counter() - started)
         return batch
+
+    @property
+    def sampler_is_policy(self) -> bool:
+        """Whether the sampler's log-probabilities are the policy's own: its raw logits are what TRL's loss
+        scores at temperature 1 (and top_p 1); at another temperature they belong to another distribution."""
+        return self.args.temperature == 1.0 and self.args.top_p == 1.0
+
+    def _old_logps(self, batch: dict[str, Any]) -> Any:
+        """The old log-probabilities of Eq. 4's ratio: the sampler's own, as TRL takes vLLM's, so that a second
+        pass over a batch (`num_iterations > 1`) clips against the policy that sampled it; where the sampler's
+        are not the policy's distribution, the model's at generation time (one no-grad forward)."""
+        if self.sampler_is_policy:
+            return batch["sampling_per_token_logps"]
+        input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(min=1)], dim=1)
+        with torch.no_grad():
+            logps, _ = self._get_per_token_logps_and_entropies(self.model, input_ids, attention,
+                                                               batch["completion_ids"].size(1))[:2]
+        return logps
 
     def _reference_logps(self, batch: dict[str, Any]) -> Any:
         """Per-token logps of the reference model on the round rows (for a KL term, `beta` > 0)."""
@@ -245,14 +271,39 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         rows = int((mask.sum(1) > 0).sum())
         if self.accelerator.num_processes > 1:  # every rank runs the same number of rows (TRL gathers per-row metrics)
             rows = int(self.accelerator.reduce(torch.tensor(rows, device=mask.device), reduction="max"))
-        return super().compute_loss(model, kept_rows_only(inputs, rows), return_outputs=return_outputs,
-                                    num_items_in_batch=num_items_in_batch)
+        kept = kept_rows_only(inputs, rows)
+        self._training_logps = None
+        loss = super().compute_loss(model, kept, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        self._note_sampler_gap(kept)
+        return loss
+
+    def _note_sampler_gap(self, inputs: dict[str, Any]) -> None:
+        """Collect |log pi_train - log pi_sampler| and the importance ratio over this micro-batch's kept tokens
+        (TRL logs the same for vLLM rollouts). On a batch's first pass the gap is the sampler-trainer
+        mismatch alone (it should be ~0 at temperature 1: a larger one means the loss scores other tokens,
+        positions or a different distribution than were sampled); later passes add the policy's own move."""
+        sampled, logps = inputs.get("sampling_per_token_logps"), self._training_logps
+        if sampled is None or logps is None or logps.shape != sampled.shape:
+            return
+        mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
+        diff = (logps - sampled)[mask.bool()]
+        if diff.numel():
+            self._gap.append(diff.detach().float().cpu())
 
     def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int,
                                            batch_size: int | None = None, compute_entropy: bool = False,
                                            compute_aux_loss: bool = False, **inputs: Any) -> tuple[Any, Any, Any]:
         """TRL's log-probability pass, with each distinct prompt forwarded once (`trainer.shared_prompt`) on a
         plain single-process text model; TRL's own pass everywhere else."""
+        result = self._token_logps(model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy,
+                                   compute_aux_loss, **inputs)
+        if compute_entropy:  # the loss's own pass (TRL asks entropies only there): kept for the sampler gap
+            self._training_logps = result[0].detach()
+        return result
+
+    def _token_logps(self, model: Any, input_ids: Any, attention_mask: Any, logits_to_keep: int,
+                     batch_size: int | None, compute_entropy: bool, compute_aux_loss: bool,
+                     **inputs: Any) -> tuple[Any, Any, Any]:
         whole = batch_size is None or batch_size >= input_ids.size(0)
         plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
         if (self.args.shared_prompt_forward and whole and plain and not compute_aux_loss
@@ -276,6 +327,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         if self.accelerator.num_processes > 1:
             kept = self.accelerator.reduce(kept, reduction="sum")
         self._kept_tokens = 0
+        self.generation_metrics.update(sampler_gap_metrics(self._gap))
+        self._gap = []
         self.last_step_skipped = float(kept) == 0.0
         if self.last_step_skipped:
             for group in optimizer.param_groups:
@@ -308,7 +361,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             latencies=[t["latency_s"] for t in all_rows], turns=[t["n_turns"] for t in all_rows],
             reasons=scores.reasons,
             rewards=list(scores.rewards), passed=list(scores.passed), features=self.environment.features,
-            generated_tokens=int(generated),
+            generated_tokens=int(generated), groups=[t["group_id"] for t in all_rows],
         ))
 
 
@@ -316,6 +369,18 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 _PER_ROW = ("advantages", "prompt_ids", "prompt_mask")
 _COMPLETION_COLUMNS = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps",
                        "sampling_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio")
+
+
+def sampler_gap_metrics(differences: list[torch.Tensor]) -> dict[str, float]:
+    """`sampling/logp_gap/{mean,max}` (absolute) and `sampling/ratio/{min,mean,max}` (exp of the difference)
+    over one optimizer step's kept tokens; nothing when the step trained on none."""
+    if not differences:
+        return {}
+    diff = torch.cat(differences)
+    ratio = diff.exp()
+    return {"sampling/logp_gap/mean": float(diff.abs().mean()), "sampling/logp_gap/max": float(diff.abs().max()),
+            "sampling/ratio/min": float(ratio.min()), "sampling/ratio/mean": float(ratio.mean()),
+            "sampling/ratio/max": float(ratio.max())}
 
 
 def kept_rows_only(inputs: dict[str, Any], rows: int) -> dict[str, Any]:

@@ -26,6 +26,7 @@ METRICS: dict[str, str] = {
     "filtered/invalid": "Share of rollouts dropped for having no valid final answer.",
     "filtered/homogeneous": "Share of rollouts in groups whose reward std was below the threshold.",
     "filtered/all": "Share of rollouts that carried no gradient (any reason).",
+    "groups/informative": "Share of the step's GRPO groups with at least one rollout carrying gradient.",
     "update/skipped": "1 when no rollout of the step was kept, so the optimizer did not step; else 0.",
     "cost/per_trajectory": "Mean USD cost of a rollout (tool and model calls, at the example's prices).",
     "latency/per_trajectory": "Mean critical-path latency of a rollout, in seconds.",
@@ -39,6 +40,15 @@ METRICS: dict[str, str] = {
     "rounds/skipped_format": "Round protocol: rounds without a valid call (skipped in the "
                              "rollout, dropped from training).",
     "rounds/per_trajectory": "Round protocol: mean rounds per rollout that produced tokens.",
+    "sampling/logp_gap/mean": "Mean abs(log pi_train - log pi_sampler) over the step's kept tokens (about 0 on a "
+                              "batch's first pass at temperature 1: a larger one is a token, mask or "
+                              "distribution mismatch).",
+    "sampling/logp_gap/max": "Largest abs(log pi_train - log pi_sampler) over the step's kept tokens.",
+    "sampling/ratio/min": "Smallest importance ratio pi_train / pi_sampler over the step's kept tokens.",
+    "sampling/ratio/mean": "Mean importance ratio pi_train / pi_sampler over the step's kept tokens.",
+    "sampling/ratio/max": "Largest importance ratio pi_train / pi_sampler over the step's kept tokens.",
+    "probe/best_call": "Probability of the known best call on fixed round prompts, read from log-probabilities "
+                       "after the step (`trainer.probe`; the learning check's runs, step 0 the start).",
 }
 
 #: TRL log key -> our name.
@@ -51,8 +61,8 @@ TRL_KEYS = {
 def rollout_metrics(tool_counts: Sequence[dict[str, int]], outcomes: Sequence[float], costs: Sequence[float],
                     latencies: Sequence[float], turns: Sequence[int], reasons: Sequence[str | None],
                     rewards: Sequence[float], passed: Sequence[bool], features: Sequence[str],
-                    generated_tokens: int) -> dict[str, float]:
-    """The rollout-side metrics of one generation batch (every rank's rows)."""
+                    generated_tokens: int, groups: Sequence[str] = ()) -> dict[str, float]:
+    """The rollout-side metrics of one generation batch (every rank's rows); `groups`: each row's GRPO group."""
     n = max(len(outcomes), 1)
     calls: Counter = Counter()
     for counts in tool_counts:
@@ -66,6 +76,8 @@ def rollout_metrics(tool_counts: Sequence[dict[str, int]], outcomes: Sequence[fl
         **{f"filtered/{reason}": sum(r == reason for r in reasons) / n for reason in ("format",
                                                                                       "invalid", "homogeneous")},
         "filtered/all": sum(r is not None for r in reasons) / n,
+        "groups/informative": (len({g for g, r in zip(groups, reasons) if r is None}) / len(set(groups))
+                               if groups else 0.0),
         "cost/per_trajectory": float(np.mean(costs)) if len(costs) else 0.0,
         "latency/per_trajectory": float(np.mean(latencies)) if len(latencies) else 0.0,
         "turns/per_trajectory": float(np.mean(turns)) if len(turns) else 0.0,

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
+from trainer.fingerprint import reuse_decision, swap_in, warm_start_fingerprint, write_fingerprint
 from trainer.models import CHATML_TRAINING_TEMPLATE, resolve_model
 
 
@@ -295,12 +298,24 @@ def warm_start_dir(config: OrchestraGRPOConfig) -> Path:
 
 
 def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEnvironment, console: Console) -> Path:
-    """Warm-start the config's model; returns the folder of the fine-tuned model (reused when present)."""
+    """Warm-start the config's model; returns the folder of the fine-tuned model.
+
+    A folder already there is reused only when its fingerprint matches what would make it now
+    (`trainer.fingerprint`: config, code, data); otherwise it is rebuilt, saying which input differed, and
+    replaced only once the new model is complete."""
     target = warm_start_dir(config)
-    if (target / "config.json").is_file():
-        console.print(f"warm start: reusing {target}")
-        return target
     options = warm_start_options(config)
+    expected = warm_start_fingerprint(config, options)
+    reuse, reason = reuse_decision(target, expected)
+    if reuse:
+        console.print(f"warm start: reusing {target} ({reason})")
+        return target
+    if target.exists():
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # as `run_training` refuses a missing one: see there
+            raise LabInputError(f"warm start: {target} {reason}; run `orchestra train sft --config ...` in one "
+                                "process first, since an SFT inside a multi-process launch would wait on ranks "
+                                "that are not training it")
+        console.print(f"warm start: {target} {reason}; rebuilding")
     run_ids = collect_runs(config, store, list(environment.tasks), console)
     rows = sft_rows(store, run_ids, environment, options["examples_per_task"])
     if not rows:
@@ -337,7 +352,10 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
     trainer.train()
     model.set_attn_implementation(attention)  # the saved model runs anywhere: block attention is for training forwards
     staging = target.with_name("warm-start.tmp")
+    if staging.exists():  # left by an interrupted save
+        shutil.rmtree(staging)
     trainer.save_model(str(staging))
     tokenizer.save_pretrained(str(staging))
-    staging.rename(target)
+    write_fingerprint(staging, expected)  # before the rename: a warm-start folder never lacks its fingerprint
+    swap_in(staging, target)
     return target

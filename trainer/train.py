@@ -5,8 +5,9 @@
 3. Record a `kind='train'` run, whose id is a hash of the config (so `--resume` finds it again).
 4. GRPO through `OrchestraGRPOTrainer`, checkpointing into `output_dir`; `--resume` continues from the
    last checkpoint, rewriting the rollouts and metrics of the steps it repeats.
-5. Evaluate the live policy on the test split every `lab_eval_steps` and after the last step, and save
-   the final model to `output_dir` (evaluate it later with `orchestra eval --orchestrator hf:<output_dir>`).
+5. The learning curve (`trainer.curve`): evaluate the live policy on fixed eval tasks x instructions at
+   step 0, every `lab_eval_steps` and after the last step; save the final model to `output_dir` (evaluate
+   it later with `orchestra eval --orchestrator hf:<output_dir>`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any
 from rich.console import Console
 
 from lab.errors import LabInputError
-from lab.eval.config import EvalConfig
 from lab.records import RunRecord, RunStatus, git_sha, utcnow
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
@@ -28,7 +28,8 @@ from trainer.environment import TrainingEnvironment
 
 #: Config fields that do not change what is trained: changing them continues the same run.
 _NOT_IDENTITY = {"max_steps", "output_dir", "logging_dir", "report_to", "db", "lab_eval_steps", "lab_eval_limit",
-                 "save_steps", "save_total_limit", "resume_from_checkpoint", "disable_tqdm"}
+                 "lab_eval_instructions", "lab_eval_samples", "save_steps", "save_total_limit",
+                 "resume_from_checkpoint", "disable_tqdm"}
 
 
 @dataclass
@@ -52,6 +53,8 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from trainer.callbacks import EvalCallback, MetricsCallback, quiet_trainer
+    from trainer.curve import CurveEvaluator, eval_set
+    from trainer.fingerprint import record_trained_model, training_fingerprint
     from trainer.grpo import OrchestraGRPOTrainer
     from trainer.models import resolve_model
     from trainer.sft import train_sft, warm_start_dir
@@ -61,6 +64,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
         raise LabInputError(f"train run {run_id} of this config already finished in {store.path} (model in "
                             f"{config.output_dir}); --resume continues it, and a copy of the config with another "
                             "run_name and output_dir trains anew")
+    evals = eval_set(config)  # the learning curve's tasks and instructions: refused now, not at step 0
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
@@ -89,10 +93,11 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
     metrics = MetricsCallback(store, run_id, console, config.max_steps if config.max_steps > 0 else 0)
-    eval_ids: list[str] = []
-    evaluate = EvalCallback(lambda m, step: eval_ids.extend(evaluate_live(config, store, console, m,
-                                                                          tokenizer, run_id, step)),
-                            config.lab_eval_steps)
+    # the curve's runs carry what made this training (code, data, warm start): a run retrained under the same id
+    # after a change gets fresh points instead of the stale ones the harness would resume
+    stamp = training_fingerprint(config, run_id, source).digest[:8]
+    evaluator = CurveEvaluator(config, store, console, tokenizer, run_id, evals, stamp)
+    evaluate = EvalCallback(evaluator, config.lab_eval_steps)
     trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
                                    processing_class=tokenizer,
                                    train_dataset=Dataset.from_list([e.row() for e in examples]),
@@ -103,6 +108,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(config.output_dir)
+        record_trained_model(config, run_id, source)  # what made it, so a reuse (the demo's) can check
         tokenizer.save_pretrained(config.output_dir)
         status = "finished"
     except KeyboardInterrupt:
@@ -111,35 +117,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     finally:
         store.finish_run(run_id, status)
     return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source),
-                        steps=trainer.state.global_step, eval_run_ids=eval_ids, trainer=trainer)
-
-
-def evaluate_live(config: OrchestraGRPOConfig, store: Store, console: Console, model: Any, tokenizer: Any,
-                  run_id: str, step: int) -> list[str]:
-    """Greedy evaluation of the model as it is at `step` on the eval split, under held-out preferences."""
-    from lab.eval.harness import run_eval
-    from lab.policies.hf_policy import HFPolicy
-
-    environment = TrainingEnvironment(config, split=config.eval_split)
-    task_ids = list(environment.tasks)[: config.lab_eval_limit]
-    name = f"hf:{run_id}@step{step}"
-    eval_config = EvalConfig.build(
-        benchmark=config.benchmark, split=config.eval_split, orchestrator=name, toolkit=config.toolkit, tasks=task_ids,
-        preferences=[config.lab_eval_preference], max_turns=[config.max_turns], **config.eval_settings(),
-        seed=config.seed, run_name=f"{run_id}-eval", train_run_id=run_id, train_step=step, concurrency=len(task_ids),
-    )
-    was_training = model.training
-    model.eval()
-    try:
-        policy = HFPolicy.live(model, tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens,
-                               latency_per_token_s=config.orchestrator_latency_per_token_s)
-        summaries = run_eval(eval_config, store, console, policy=policy)
-    finally:
-        model.train(was_training)
-    for summary in summaries:
-        console.print(f"eval at step {step}: accuracy {summary.accuracy or 0:.3f}, "
-                      f"${summary.cost_usd / max(summary.trajectories, 1):.4f} per task ({summary.run_id})")
-    return [s.run_id for s in summaries]
+                        steps=trainer.state.global_step, eval_run_ids=evaluator.run_ids, trainer=trainer)
 
 
 def _last_checkpoint(folder: Path) -> Path | None:

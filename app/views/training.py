@@ -1,16 +1,19 @@
-"""Training: the per-step metrics a training run logs (`train_metrics`) and the held-out accuracy and
-cost of the evaluation runs linked to it, refreshing while the run writes."""
+"""Training: a training run's learning curve (its policy evaluated on fixed tasks x instructions at step 0,
+every `lab_eval_steps` and after the last step: U with its band, accuracy, cost and latency per
+instruction, and the probe of the best call when the run logs it) and what each GRPO step trained on
+(reward, groups carrying gradient, filter reasons, cost, latency), refreshing while the run writes."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app import data
 from app.widgets import pick_run, run_page, store_or_stop
-from lab.report.figures import heldout_figure, train_metrics_figure
+from lab.report.figures import PROBE, learning_curve_figure, train_metrics_figure, training_signals_figure
 
-GROUPS = {"reward and outcome": ("reward/", "outcome/"), "loss and KL": ("loss", "kl", "entropy"),
-          "filtered": ("filtered/",), "tool shares": ("tools/share/",), "cost and latency": ("cost", "latency")}
+#: `train_metrics` columns not in the signals figure, one figure per group.
+GROUPS = {"loss and KL": ("loss", "kl", "entropy"), "tool shares": ("tools/share/",)}
 
 
 def render() -> None:
@@ -28,21 +31,37 @@ def _page() -> None:
     if status == "running":
         st.caption("This run is training; the page refreshes every 5 s.")
     metrics = data.train_metrics(path, stamp, run_id)
+    _curve(data.learning_curve(path, stamp, run_id), metrics)
+    st.subheader("Training signals per step")
     if metrics.empty:
         st.info("No optimizer step logged yet.")
-    else:
-        for title, prefixes in GROUPS.items():
-            columns = [c for c in metrics.columns if c != "step" and c != "created_at"
-                       and any(c.startswith(p) or p in c for p in prefixes)]
-            if columns:
-                st.plotly_chart(train_metrics_figure(metrics, columns, title), key=f"train-{title}")
-    linked = runs[runs.train_run_id == run_id].sort_values("train_step")
-    st.subheader("Held-out evaluation against step")
-    if linked.empty:
-        st.info("No evaluation run is linked to this training run yet.")
         return
-    st.plotly_chart(heldout_figure(linked), key="heldout")
-    st.dataframe(linked[["run_id", "train_step", "accuracy", "cost_usd", "latency_s", "trajectories"]], hide_index=True)
+    st.plotly_chart(training_signals_figure(metrics), key="signals")
+    for title, prefixes in GROUPS.items():
+        columns = [c for c in metrics.columns if c not in ("step", "created_at")
+                   and any(c.startswith(p) or p in c for p in prefixes)]
+        if columns:
+            st.plotly_chart(train_metrics_figure(metrics, columns, title), key=f"train-{title}")
+
+
+def _curve(curve: pd.DataFrame, metrics: pd.DataFrame) -> None:
+    """The learning curve, how its scale was fixed, and its points as a table."""
+    st.subheader("Learning curve")
+    probe = PROBE in metrics and metrics[PROBE].notna().any()
+    if curve.empty and not probe:
+        st.info("No evaluation of this run's policy yet: the first (step 0) runs before the first update.")
+        return
+    if not curve.empty:
+        scale = curve.attrs.get("scale", {})
+        st.caption(f"U = w_o·solved − w_c·cost / c_ref − w_l·latency / l_ref per rollout, w = the instruction's P; "
+                   f"c_ref = {100 * scale.get('c_ref', float('nan')):.3f}¢ and l_ref = "
+                   f"{scale.get('l_ref', float('nan')):.1f} s per task, fixed once for the run "
+                   f"({scale.get('basis', '')}). Band: 95% bootstrap over the fixed tasks.")
+    st.plotly_chart(learning_curve_figure(curve, metrics), key="curve")
+    if not curve.empty:
+        st.dataframe(curve.drop(columns="run_id"), hide_index=True,
+                     column_config={"cost": st.column_config.NumberColumn("cost (¢/task)", format="%.3f"),
+                                    "latency": st.column_config.NumberColumn("latency (s/task)", format="%.1f")})
 
 
 if __name__ == "__main__":  # run as a page of the dashboard

@@ -153,17 +153,97 @@ def tool_share_drift_figure(metrics: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def heldout_figure(linked: pd.DataFrame) -> go.Figure:
-    """Held-out accuracy (left) and cost per trajectory (right) of the evaluations linked to a training
-    run, against the step they evaluated; `linked` has train_step, accuracy, cost_usd, trajectories."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("held-out accuracy", "held-out cost per trajectory"))
-    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.accuracy,
-                             mode="lines+markers", name="accuracy"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=linked.train_step, y=linked.cost_usd / linked.trajectories.clip(lower=1),
-                             mode="lines+markers", name="cost (USD)"), row=1, col=2)
-    fig.update_xaxes(title_text="optimizer step")
-    fig.update_layout(title="Held-out evaluation against step", template=TEMPLATE)
+#: The learning curve's panels: column of `lab.report.metrics.curve.learning_curve`, axis title.
+CURVE_PANELS = {"U": "utility U (95% CI)", "accuracy": "accuracy", "cost": "cost per task (¢)",
+                "latency": "latency per task (s)"}
+#: `train_metrics` columns of the teacher-forced probe (`trainer.probe`), plotted under the curve.
+PROBE = "probe/best_call"
+
+
+def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = None) -> go.Figure:
+    """A training run's learning curve against the step, one colour per instruction: U with its 95%
+    band over tasks, accuracy, cost and latency per task, each on its own axis (cost and latency are
+    never on one), and, when `metrics` (`train_metrics_df`) carries `probe/best_call`, the probability
+    of the known best call. `curve` is `lab.report.curve.learning_curve_df`'s frame (may be empty)."""
+    probe = _probe(metrics)
+    panels = [c for c in CURVE_PANELS if not curve.empty] + (["probe"] if probe is not None else [])
+    titles = [CURVE_PANELS.get(p, "P(best call) on fixed round prompts") for p in panels] or ["no evaluation yet"]
+    fig = make_subplots(rows=len(titles), cols=1, shared_xaxes=True, subplot_titles=titles,
+                        vertical_spacing=0.12 / max(len(titles), 1) + 0.03)
+    for i, (instruction, points) in enumerate(curve.groupby("instruction", sort=False) if not curve.empty else []):
+        color = PALETTE[i % len(PALETTE)]
+        points = points.sort_values("step")
+        band = pd.concat([points.step, points.step[::-1]]), pd.concat([points.ci_high, points.ci_low[::-1]])
+        fig.add_trace(go.Scatter(x=band[0], y=band[1], fill="toself", fillcolor=_translucent(color, 0.15),
+                                 line={"width": 0}, hoverinfo="skip", showlegend=False, legendgroup=instruction),
+                      row=1, col=1)
+        for row, column in enumerate(CURVE_PANELS, start=1):
+            fig.add_trace(go.Scatter(x=points.step, y=points[column], mode="lines+markers", name=instruction,
+                                     legendgroup=instruction, showlegend=row == 1, line={"color": color},
+                                     customdata=points[["n_tasks"]],
+                                     hovertemplate=f"step %{{x}}<br>{column} %{{y:.3f}}<br>%{{customdata[0]}} tasks"
+                                                   "<extra>%{fullData.name}</extra>"),
+                          row=row, col=1)
+    if probe is not None:
+        fig.add_trace(go.Scatter(x=probe.step, y=probe[PROBE], mode="lines+markers", name="P(best call)",
+                                 line={"color": "black"}), row=len(titles), col=1)
+        fig.update_yaxes(range=[0, 1], row=len(titles), col=1)
+    fig.update_xaxes(title_text="optimizer step", row=len(titles), col=1)
+    fig.update_layout(title="Learning curve: fixed tasks x instructions against the step", template=TEMPLATE,
+                      height=260 * len(titles), legend={"title": "instruction"})
     return fig
+
+
+def training_signals_figure(metrics: pd.DataFrame, window: int = 5) -> go.Figure:
+    """What each GRPO step trained on, from `train_metrics_df`: reward and solved share, the share of
+    groups carrying gradient and each filter's share, cost and latency per rollout (own axes), rows per
+    step. Lines are trailing means over `window` steps with the raw points faint. A step where every
+    rollout was filtered trained on nothing, and its reward is no measurement (0 when none passed the
+    format and invalid filters), so it is marked on the reward panel and left out of its line."""
+    steps = metrics.step
+    nothing = (metrics["filtered/all"] >= 1 - 1e-9 if "filtered/all" in metrics
+               else pd.Series(False, index=metrics.index))
+    filters = [c for c in metrics.columns if c.startswith("filtered/") and c != "filtered/all"]
+    panels = {"reward (Eq. 2) and solved share": [c for c in ("reward/mean", "outcome/mean") if c in metrics],
+              "share of groups with gradient, and of rollouts filtered": (
+                  [c for c in ("groups/informative",) if c in metrics] + filters),
+              "cost per rollout (¢)": [c for c in ("cost/per_trajectory",) if c in metrics],
+              "latency per rollout (s)": [c for c in ("latency/per_trajectory",) if c in metrics],
+              "training rows per step": [c for c in ("rounds/kept",) if c in metrics]}
+    panels = {title: columns for title, columns in panels.items() if columns}
+    fig = make_subplots(rows=max(len(panels), 1), cols=1, shared_xaxes=True, subplot_titles=list(panels) or [""],
+                        vertical_spacing=0.12 / max(len(panels), 1) + 0.03)
+    for row, columns in enumerate(panels.values(), start=1):
+        for i, column in enumerate(columns):
+            color = PALETTE[i % len(PALETTE)]
+            values = metrics[column].astype(float) * (100.0 if column == "cost/per_trajectory" else 1.0)
+            if column == "reward/mean":
+                values = values.mask(nothing)   # no rollout kept: no reward to plot
+            fig.add_trace(go.Scatter(x=steps, y=values, mode="markers", marker={"color": color, "size": 4},
+                                     opacity=0.3, legendgroup=column, showlegend=False, name=column), row=row, col=1)
+            fig.add_trace(go.Scatter(x=steps, y=values.rolling(window, min_periods=1).mean(), mode="lines",
+                                     line={"color": color}, name=column, legendgroup=column), row=row, col=1)
+        if "reward/mean" in columns and nothing.any():
+            fig.add_trace(go.Scatter(x=steps[nothing], y=[0.0] * int(nothing.sum()), mode="markers",
+                                     marker={"symbol": "x", "color": "red", "size": 9},
+                                     name="every rollout filtered (no update)"), row=row, col=1)
+    fig.update_xaxes(title_text="optimizer step", row=max(len(panels), 1), col=1)
+    fig.update_layout(title=f"Training signals per step (lines: mean of the last {window} steps)", template=TEMPLATE,
+                      height=230 * max(len(panels), 1))
+    return fig
+
+
+def _translucent(color: str, alpha: float) -> str:
+    """`#636efa` -> `rgba(99, 110, 250, alpha)`: a band in its line's colour."""
+    red, green, blue = (int(color.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
+def _probe(metrics: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The steps where `probe/best_call` was read, or None when the run logs no probe."""
+    if metrics is None or PROBE not in metrics or metrics[PROBE].isna().all():
+        return None
+    return metrics.loc[metrics[PROBE].notna(), ["step", PROBE]]
 
 
 def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab report") -> str:

@@ -55,8 +55,7 @@ def demo(
     findings = gather_findings(store, stages.runs, stages.plan)
     _print_findings(findings, stages.plan)
     if html is not None:
-        figures = {**findings.compared.figures(), **{f"sweep_{k}": v for k, v in findings.sweep.figures().items()}}
-        write_text(html, figures_html(figures, title="Orchestra Lab demo (simulated models)"), "--html")
+        write_text(html, figures_html(findings.figures(), title="Orchestra Lab demo (simulated models)"), "--html")
         console.print(f"figures: {html.resolve()}")
     for hint in _hints(db, store.path, stages, no_app):
         console.print(f"next: {hint}", soft_wrap=True, highlight=False)

@@ -24,14 +24,23 @@ OutputDirOption = typer.Option(None, "--output-dir",
                                help="Checkpoints and the model go here (overrides the config's output_dir).")
 
 
-def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None, warm_start: bool = False):
-    """The checked config, then its store (a refused config opens none); `warm_start`: it must have one."""
+def _load(config: Path, max_steps: int | None, db: str | None, output_dir: str | None = None, warm_start: bool = False,
+          curve: bool = False, learning_check: bool = False):
+    """The checked config, then its store (a refused config opens none); `warm_start`: it must have one;
+    `curve`: its learning curve's tasks and instructions must be readable (`trainer.curve.eval_set`);
+    `learning_check`: its `learning_check` section must hold (`trainer.check.check_spec`)."""
+    from trainer.check import check_spec
     from trainer.config import OrchestraGRPOConfig
+    from trainer.curve import eval_set
     from trainer.sft import warm_start_options
 
     loaded = OrchestraGRPOConfig.from_yaml(config, max_steps=max_steps, output_dir=output_dir)
     if warm_start:
         warm_start_options(loaded)
+    if curve:
+        eval_set(loaded)
+    if learning_check:
+        check_spec(loaded)
     return loaded, open_store(db or loaded.db)
 
 
@@ -54,7 +63,7 @@ def train(
         raise typer.BadParameter("--config FILE is required", param_hint="--config")
     from trainer.train import run_training
 
-    loaded, store = _load(config, max_steps, db, output_dir)
+    loaded, store = _load(config, max_steps, db, output_dir, curve=True)
     summary = run_training(loaded, store, console, resume=resume)
     console.print(f"trained {summary.steps} steps: run {summary.run_id}, model in {summary.model_dir}")
     console.print(f"next: orchestra runs --db {store.path}")
@@ -74,6 +83,32 @@ def sft(
     loaded, store = _load(config, None, db, warm_start=True)
     folder = train_sft(loaded, store, TrainingEnvironment(loaded), console)
     console.print(f"warm-start model in {folder}")
+
+
+@train_app.command("check")
+def check(
+    config: Path = ConfigOption,
+    db: str | None = DbOption,
+    control: bool = typer.Option(True, "--control/--no-control",
+                                 help="Also run the control (the advantage's sign flipped), which must fail."),
+) -> None:
+    ("Learning check: GRPO from a format-only start must raise the probability of the config's known best call "
+     "(`learning_check`) to its threshold; exit 1 when it does not, or when the control passes too.")
+    from trainer.check import print_check, run_check
+
+    loaded, store = _load(config, None, db, learning_check=True)
+    result = run_check(loaded, store, console, control=control)
+    print_check(result, console)
+    if not result.passed:
+        console.print(f"learning check FAILED: P({result.spec.best}) reached {result.learning.final:.3f}, not "
+                      f"{result.spec.threshold:g}: GRPO did not move this model toward the higher reward")
+        raise typer.Exit(1)
+    if not result.control_failed:
+        console.print("learning check FAILED: the control (advantage sign flipped) learned the best call too, so "
+                      "the reward does not reach the update")
+        raise typer.Exit(1)
+    console.print("learning check passed: GRPO moves this model toward the higher reward"
+                  + (" and the sign-flipped control moves it away" if result.control else ""))
 
 
 @train_app.command("evidence")

@@ -3,19 +3,26 @@
 Three questions, each answered by a frame (so the notebooks can show the same) and one sentence:
 who is on the cost-accuracy Pareto frontier; what the trained orchestrator learned about routing
 (its tool-call shares against its warm start's); and how the instruction changed its spending
-(cost-saving and speed instructions against accuracy-only, paired over the same tasks).
+(cost-saving and speed instructions against accuracy-only, paired over the same tasks). Beside them,
+the training run's learning curve (`lab.report.curve`): U per instruction from step 0 to the last step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from lab.report.api import Report, load_report
+from lab.report.curve import learning_curve_df
+from lab.report.figures import learning_curve_figure
 from lab.report.metrics import paired_cost_saving, pareto_points
 from lab.store import Store, queries
 from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, DemoPlan, trained_name
+
+if TYPE_CHECKING:
+    from plotly.graph_objects import Figure
 
 
 @dataclass
@@ -30,6 +37,15 @@ class Findings:
     routing: pd.DataFrame     # tool_label, warm_start, trained, change: shares of tool calls
     spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
     rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
+    curve: pd.DataFrame       # the train run's learning curve (lab.report.curve.learning_curve_df), maybe empty
+    train_metrics: pd.DataFrame  # its train_metrics rows (the probe, when logged, joins the curve's figure)
+
+    def figures(self) -> dict[str, Figure]:
+        """Every figure the demo writes: the compared runs', the sweep's and the learning curve."""
+        figures = {**self.compared.figures(), **{f"sweep_{k}": v for k, v in self.sweep.figures().items()}}
+        if not self.curve.empty:
+            figures["learning_curve"] = learning_curve_figure(self.curve, self.train_metrics)
+        return figures
 
     def sentences(self) -> list[str]:
         """The summary the demo prints, one finding per line."""
@@ -76,6 +92,7 @@ class Findings:
         if {"accuracy", "speed"} <= set(by.index):
             lines.append(f"Told to hurry it takes {by.loc['speed'].latency_s_per_task:.0f} s per task against "
                          f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
+        lines.extend(self._curve_sentences())
         repriced = self.compared.reprice.dropna(subset=["change_pct"])
         if not repriced.empty:
             biggest = repriced.loc[repriced.change_pct.abs().idxmax()]
@@ -86,8 +103,28 @@ class Findings:
         return lines
 
 
+    def _curve_sentences(self) -> list[str]:
+        """U of each instruction at step 0 and at the last evaluated step, on the run's one scale."""
+        if self.curve.empty:
+            return []
+        scale = self.curve.attrs.get("scale", {})
+        lines = [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed test tasks: U = "
+                 "w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref per rollout (w: the instruction's P), with "
+                 f"c_ref = {100 * scale.get('c_ref', float('nan')):.2f}c and l_ref = "
+                 f"{scale.get('l_ref', float('nan')):.0f} s fixed once ({scale.get('basis', '')}); 95% CIs over tasks."]
+        for instruction, points in self.curve.groupby("instruction", sort=False):
+            first, last = points.iloc[0], points.iloc[-1]
+            lines.append(f"Curve under {instruction!r}: U {first.U:+.2f} [{first.ci_low:+.2f}, {first.ci_high:+.2f}] "
+                         f"at step {first.step} -> {last.U:+.2f} [{last.ci_low:+.2f}, {last.ci_high:+.2f}] at step "
+                         f"{last.step}; accuracy {first.accuracy:.0%} -> {last.accuracy:.0%}.")
+        return lines
+
+
 def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findings:
     """`runs` maps run names to ids, as `DemoStages.runs` holds them."""
+    from trainer.train import train_run_id
+
+    train = train_run_id(plan.train_config(store.path))
     names = {run_id: name for name, run_id in runs.items()}
     sweep_names = [n for n in runs if n.startswith("trained-")]
     compared_ids = [runs[n] for n in runs if n not in sweep_names]
@@ -99,7 +136,8 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
     return Findings(compared=compared, sweep=sweep, names=names, pareto=pareto,
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
-                    rounds=_rounds(store, runs, plan.compared_turns))
+                    rounds=_rounds(store, runs, plan.compared_turns), curve=learning_curve_df(store, train),
+                    train_metrics=queries.train_metrics_df(store, train))
 
 
 def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame:

@@ -63,8 +63,9 @@ class DemoPlan:
         return OrchestraGRPOConfig.from_yaml(TRAIN_CONFIG, db=str(store_path), **self.train_overrides)
 
 
-#: The full demo: cpu-tiny as written (warm start + 24 GRPO steps), with a held-out evaluation on 12
-#: tasks every 12 steps (neither changes what is trained, nor the train run's id).
+#: The full demo: cpu-tiny as written (warm start + 24 GRPO steps), with its learning curve (the six training
+#: instructions) on 12 test tasks at steps 0, 12 and 24 (neither changes what is trained, nor the train
+#: run's id).
 FULL = DemoPlan(tasks=40, smollm2_tasks=4, compared_turns=20, turn_budgets=(10, 20, 50),
                 train_overrides={"lab_eval_steps": 12, "lab_eval_limit": 12})
 

@@ -10,10 +10,11 @@ never saw in training.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -21,6 +22,9 @@ from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
 from lab.store import Store, queries
 from orchestra.demo.plan import BASELINES, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
+
+if TYPE_CHECKING:
+    from trainer.fingerprint import Fingerprint
 
 
 class DemoStages:
@@ -65,15 +69,25 @@ class DemoStages:
         self._evaluate("smollm2", "hf:smollm2", tasks=self.tasks[: self.plan.smollm2_tasks], **self._hf_settings())
 
     def train(self) -> None:
-        """Warm start + GRPO from the config, or the finished model when this config was trained already."""
+        """Warm start + GRPO from the config, or the finished model when what made it (its fingerprint:
+        config, warm start, code, data) is what would make it now. A stale one is retrained from the start,
+        saying which input differed: resuming would continue the stale run's checkpoints."""
+        from trainer.fingerprint import reuse_decision
         from trainer.train import run_training, train_run_id
 
         config, model, run_id = self.config, Path(self.config.output_dir), train_run_id(self.config)
         status = queries.run_status(self.store, run_id)
-        if status == "finished" and (model / "config.json").is_file():
-            self.console.print(f"training: reusing {model} (train run {run_id})")
-            return
         resume = status is not None and any(model.glob("checkpoint-*"))
+        if status == "finished":
+            reuse, reason = reuse_decision(model, self._trained_fingerprint(run_id))
+            if reuse:
+                self.console.print(f"training: reusing {model} (train run {run_id}, {reason})")
+                return
+            self.console.print(f"training: {model} {reason}; retraining")
+            for checkpoint in model.glob("checkpoint-*"):
+                shutil.rmtree(checkpoint)
+            self.store.finish_run(run_id, "interrupted")  # reopened: `run_training` refuses to redo a finished run
+            resume = False
         with contextlib.redirect_stdout(sys.stderr):  # the trainers' own log lines are progress, not the summary
             summary = run_training(config, self.store, self.console, resume=resume)
         self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")
@@ -96,6 +110,15 @@ class DemoStages:
                            preference=preference, preference_instruction=wording, **self._hf_settings())
 
     # ------------------------------------------------------------------ helpers
+
+    def _trained_fingerprint(self, run_id: str) -> Fingerprint:
+        """What would make the trained model now: `run_training` records the same at save time."""
+        from trainer.fingerprint import trained_fingerprint, warm_start_fingerprint
+        from trainer.sft import warm_start_options
+
+        config = self.config
+        warm = warm_start_fingerprint(config, warm_start_options(config)).digest if config.warm_start else None
+        return trained_fingerprint(config, run_id, warm)
 
     def _hf_settings(self) -> dict[str, Any]:
         """Local models run as the trainer evaluates them: its per-turn token limit, its observation cut and

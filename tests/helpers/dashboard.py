@@ -3,11 +3,14 @@ Streamlit's AppTest, and `orchestra app` in a real process (for the browser test
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 import app
@@ -35,6 +38,24 @@ def on(page: str, at: AppTest | None = None, **params: str) -> AppTest:
 def problems(at: AppTest) -> list[str]:
     """Every exception and `st.error` the last run showed."""
     return [str(e.value) for e in at.exception] + [str(e.value) for e in at.error]
+
+
+def charts(at: AppTest) -> list[go.Figure]:
+    """The plotly figures the last run drew, read back from the JSON the page sent, with plotly's packed
+    arrays (`{"dtype": "f8", "bdata": ...}`) unpacked into lists."""
+    return [go.Figure(_unpacked(json.loads(chart.proto.spec))) for chart in at.get("plotly_chart")]
+
+
+def _unpacked(value):
+    if isinstance(value, dict) and set(value) >= {"dtype", "bdata"}:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = [int(n) for n in str(value.get("shape", len(array))).split(",")]   # e.g. "3, 1"
+        return array.reshape(shape).tolist()
+    if isinstance(value, dict):
+        return {key: _unpacked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unpacked(item) for item in value]
+    return value
 
 
 def assert_renders(page: str) -> AppTest:

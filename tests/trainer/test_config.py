@@ -116,3 +116,34 @@ def test_a_wrongly_typed_field_is_one_line_exit_2_and_nothing_written(data, tmp_
     assert exit_info.value.code == 2, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err and str(path) in err and name in err, err
     assert sorted(p.name for p in folder.iterdir()) == ["c.yaml"]  # no output folder, no store
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("lab_eval_limit: 100000\n", "lab_eval_limit 100000: the 'test' split of world (frames, hle) has 145 tasks"),
+    ("lab_eval_instructions: [outcome=1, 'outcome=much,compute=1']\n", "'outcome' has non-numeric value 'much'"),
+    ("lab_eval_instructions: [Be quick please]\n", "'Be quick please' is neither a P string"),
+    ("lab_eval_samples: 0\n", "at least one sample"),
+])
+def test_a_learning_curve_it_cannot_run_is_refused_before_anything_is_written(text, problem, tmp_path, monkeypatch,
+                                                                              capsys, world):
+    """The curve's tasks and instructions are checked with the config (`trainer.curve.eval_set`): one line,
+    exit 2, no store and no output folder, before any model is built."""
+    from orchestra.cli import main
+
+    path = write(tmp_path, f"output_dir: {tmp_path}/out\nfamilies: [frames, hle]\n" + text)
+    monkeypatch.setenv("ORCHESTRA_VERBOSE", "1")  # leave this process's warning filters alone
+    monkeypatch.setattr(sys, "argv", ["orchestra", "train", "--config", str(path), "--db", str(tmp_path / "db.duckdb")])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1 and problem in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_the_shipped_configs_curves_are_readable():
+    from trainer.curve import curve_instructions
+
+    on_cpu = not torch.cuda.is_available()
+    for name in ("cpu-tiny", "h100-qwen3-8b", "gpu-smoke"):
+        config = OrchestraGRPOConfig.from_yaml(f"configs/train/{name}.yaml", use_vllm=False if on_cpu else None)
+        assert curve_instructions(config), name

@@ -17,6 +17,8 @@ import torch
 from rich.console import Console
 
 from lab.errors import LabInputError
+from lab.report.curve import learning_curve_df
+from lab.report.metrics.curve import fixed_scale
 from lab.reward import rescore
 from lab.store import Store, queries
 from lab.synth.dataset import write_dataset
@@ -78,7 +80,7 @@ def config(tmp_path, **overrides) -> OrchestraGRPOConfig:
         families=["frames", "hle"], task_limit=6, examples_per_task=2, tool_subset_min=1.0, max_turns=3,
         turn_max_new_tokens=32, observation_chars=200, num_generations=4, per_device_train_batch_size=16,
         learning_rate=1e-2, max_steps=2, save_steps=2, lab_eval_steps=0, lab_eval_limit=2, report_to="none",
-        gradient_checkpointing=False, seed=0,
+        gradient_checkpointing=False, seed=0, lab_eval_instructions=["outcome=1,compute=1"],
     )
     return OrchestraGRPOConfig(**{**values, **overrides})
 
@@ -113,11 +115,27 @@ def test_every_rollout_is_logged_with_reward_advantage_and_filter_reason(trained
     assert trajs.reward.notna().all() and trajs.advantage.notna().all()
     assert set(trajs.filter_reason.dropna()) <= {"format", "invalid", "homogeneous"}
     assert (trajs.filter_reason == "format").sum() >= 2  # script 3 writes a malformed call
-    # the periodic evaluation is an eval run linked to the train run and its last step
+    # the learning curve's evaluations are eval runs linked to the train run, at step 0 and the last step
     evals = runs.loc[summary.eval_run_ids]
     assert (evals.kind == "eval").all()
-    assert all(json.loads(c)["train_run_id"] == summary.run_id and json.loads(c)["train_step"] == 2
-               for c in evals.config_json)
+    assert [json.loads(c)["train_step"] for c in evals.config_json] == [0, 2]
+    assert all(json.loads(c)["train_run_id"] == summary.run_id for c in evals.config_json)
+
+
+def test_the_learning_curve_evaluates_the_same_tasks_and_seeds_at_step_0_and_after_the_last_step(trained):
+    _, store, summary = trained
+    configs = {json.loads(c)["train_step"]: json.loads(c)
+               for c in queries.runs_df(store).set_index("run_id").loc[summary.eval_run_ids].config_json}
+    same = ("tasks", "seed", "samples", "temperature", "top_p", "preferences", "max_turns")
+    assert all(configs[0][k] == configs[2][k] for k in same) and configs[0]["temperature"] == 1.0  # sampled
+    first, last = (queries.trajectories_df(store, [r]) for r in summary.eval_run_ids)
+    assert list(first.task_id) == list(last.task_id) == sorted(configs[0]["tasks"]) and len(first) == 2
+    # the scale of U is fixed from step 0 and stored with the train run: every point uses it
+    stored = json.loads(queries.run(store, summary.run_id).config_json)["curve_scale"]
+    assert stored == fixed_scale(first, basis="step 0").as_dict() and stored["l_ref"] > 0
+    curve = learning_curve_df(store, summary.run_id, n_resamples=100)
+    assert {0, 2} <= set(curve.step) and set(curve.instruction) == {"outcome=1,compute=1"}
+    assert curve.attrs["scale"] == stored
 
 
 def test_rewards_and_advantages_recompute_from_the_logged_features(trained):
@@ -172,9 +190,11 @@ def test_filtered_rows_carry_no_gradient(trained):
     dropped = torch.nonzero(~kept).flatten()[0]
     changed["completion_ids"][dropped] = (changed["completion_ids"][dropped] + 7) % 1000
     assert torch.allclose(base, grads(changed))
-    # the test can fail: changing a kept row does change the gradient
+    # the test can fail: changing a kept row does change the gradient (its advantage: its tokens, changed, would
+    # be far off the sampler's log-probabilities, the old ones of Eq. 4, and clipped away)
     first_kept = torch.nonzero(kept).flatten()[0]
-    changed["completion_ids"][first_kept] = (inputs["completion_ids"][first_kept] + 7) % 1000
+    changed["advantages"] = inputs["advantages"].clone()
+    changed["advantages"][first_kept] = -inputs["advantages"][first_kept]
     assert not torch.allclose(base, grads(changed))
 
 
@@ -281,6 +301,11 @@ def test_one_documented_metrics_row_per_step_and_resume_continues(trained):
         resumed = run_training(config(tmp, max_steps=3), store, Console(quiet=True), resume=True)
     assert resumed.run_id == summary.run_id and resumed.steps == 3
     assert list(queries.train_metrics_df(store, summary.run_id).step) == [1, 2, 3]
+    # the resumed run evaluates its new last step; its step-0 point, already stored, is not repeated
+    linked = queries.linked_evals_df(store, summary.run_id)
+    assert linked.train_step.tolist() == [0, 2, 3] and linked.set_index("train_step").run_id[3] in resumed.eval_run_ids
+    assert len(resumed.eval_run_ids) == 1
+    assert "curve_scale" in json.loads(queries.run(store, summary.run_id).config_json)
 
 
 def test_training_a_finished_run_again_is_refused_instead_of_overwriting_it(trained):
@@ -355,7 +380,7 @@ def test_training_steps_on_toolscale_tasks_talk_to_the_user(tmp_path, monkeypatc
         benchmark=f"toolscale:{tmp_path / 'ts'}", task_limit=2, examples_per_task=1, tool_subset_min=1.0, max_turns=3,
         turn_max_new_tokens=32, observation_chars=200, num_generations=2, per_device_train_batch_size=4,
         learning_rate=1e-3, max_steps=1, save_steps=10, lab_eval_steps=0, lab_eval_limit=1, report_to="none",
-        gradient_checkpointing=False, seed=0)
+        gradient_checkpointing=False, seed=0, lab_eval_instructions=["outcome=1"])
     store = Store(tmp_path / "s.duckdb")
     summary = run_training(config, store, Console(quiet=True))
 

@@ -147,6 +147,46 @@ def test_each_example_teaches_one_of_its_best_routes_so_instructions_weigh_the_s
     assert one_per_example(select_best(GROUP, examples, FEATURES)) == picked  # the same pick every time
 
 
+def test_a_warm_start_is_reused_only_when_its_fingerprint_matches(tmp_path, monkeypatch):
+    """A folder saved by this config, code and data is reused, saying so; one from before fingerprints is
+    rebuilt, saying why, and stays whole until a new one replaces it (here the rebuild stops early: the
+    stubbed scripted runs solved nothing)."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from lab.errors import LabInputError
+    from trainer import sft
+    from trainer.config import OrchestraGRPOConfig
+    from trainer.fingerprint import warm_start_fingerprint, write_fingerprint
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.setattr(sft, "collect_runs", lambda *args: ["warm-start-random-0"])
+    monkeypatch.setattr(sft, "sft_rows", lambda *args: [])
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), toolkit="paper", report_to="none",
+                                 warm_start={"orchestrators": ["scripted:random"], "epochs": 3})
+    folder = sft.warm_start_dir(config)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+
+    def run() -> str:
+        console = Console(record=True, width=400)
+        try:
+            assert sft.train_sft(config, None, SimpleNamespace(tasks={}), console) == folder
+        except LabInputError as error:
+            assert "solved no task" in str(error)
+        return console.export_text()
+
+    assert run() == f"warm start: {folder} has no fingerprint (made before fingerprints); rebuilding\n"
+    assert (folder / "config.json").is_file(), "the old warm start is kept until a new one is complete"
+    expected = warm_start_fingerprint(config, sft.warm_start_options(config))
+    write_fingerprint(folder, expected)
+    assert run() == f"warm start: reusing {folder} (fingerprint {expected.digest} matches)\n"
+    config.warm_start = {**config.warm_start, "epochs": 8}
+    assert run().startswith(f"warm start: {folder} was made by another config (warm_start.epochs 3 -> 8); "
+                            "rebuilding\n")
+
+
 # the warm start's loss: two chats, one with a tool response no position should learn from
 CONVERSATIONS = [
     [{"role": "system", "content": "You are an orchestrator. User preference: keep the bill low."},

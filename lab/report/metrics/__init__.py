@@ -3,7 +3,8 @@
 One submodule per job, every public name re-exported here: `accuracy` (per task, accuracy, cost,
 paired tests), `tools` (tool calls, delegation bias, display labels), `preference` (preference scores,
 paired preference and cost comparisons, on `lab.scoring`'s feature frame), `frontier` (Pareto frontier
-and its area, router metrics, turn budgets, re-priced costs).
+and its area, router metrics, turn budgets, re-priced costs), `curve` (a training run's learning curve:
+the absolute utility U on a scale fixed per run).
 
 Nothing here reads the store or draws: `lab.report.api` loads the frames, these functions compute, and
 `lab.report.figures` / `lab.report.tables` present. Inputs are the store's own frames
@@ -34,6 +35,7 @@ from lab.report.metrics.accuracy import (
     per_task,
     sign_flip_p,
 )
+from lab.report.metrics.curve import CurveScale, fixed_scale, learning_curve, utility
 from lab.report.metrics.frontier import (
     call_performance_threshold,
     frontier_auc,
@@ -57,6 +59,7 @@ from lab.scoring import shared_tasks
 
 __all__ = [
     "FAMILIES",
+    "CurveScale",
     "N_RESAMPLES",
     "PRIVILEGED",
     "SIMULATED_SUFFIX",
@@ -65,7 +68,9 @@ __all__ = [
     "call_performance_threshold",
     "cost_latency_table",
     "delegation_bias",
+    "fixed_scale",
     "frontier_auc",
+    "learning_curve",
     "model_family",
     "orchestrator_label",
     "paired_comparisons",
@@ -81,4 +86,5 @@ __all__ = [
     "tool_call_table",
     "tool_label",
     "turn_budget_curves",
+    "utility",
 ]

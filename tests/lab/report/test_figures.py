@@ -80,15 +80,58 @@ def test_calls_per_task_stacks_tools_and_a_run_without_a_tool_gets_zero():
     assert fig.layout.barmode == "stack" and list(gpt.y) == [1.5, 0.0]
 
 
-def test_heldout_figure_divides_cost_by_trajectories():
-    linked = pd.DataFrame({"train_step": [1, 3], "accuracy": [0.5, 1.0], "cost_usd": [2.0, 4.0],
-                           "trajectories": [4, 0]})
-    fig = figures.heldout_figure(linked)
-    assert list(fig.data[0].y) == [0.5, 1.0] and list(fig.data[1].y) == [0.5, 4.0]  # an empty run counts one
-
-
 def test_tool_share_drift_stacks_the_logged_shares():
     metrics = pd.DataFrame({"step": [1, 2], "tools/share/gpt-5": [0.2, 0.6], "tools/share/search": [0.8, 0.4],
                             "loss": [1.0, 0.5]})
     fig = figures.tool_share_drift_figure(metrics)
     assert [t.name for t in fig.data] == ["gpt-5", "search"] and fig.data[0].stackgroup == "shares"
+
+
+CURVE = pd.DataFrame({"step": [0, 2, 0, 2], "instruction": ["save", "save", "accurate", "accurate"],
+                      "accuracy": [0.2, 0.5, 0.3, 0.4], "cost": [2.0, 1.0, 3.0, 3.5], "latency": [10.0, 8.0, 9.0, 9.0],
+                      "U": [-0.8, 0.0, 0.3, 0.4], "ci_low": [-1.0, -0.2, 0.1, 0.2], "ci_high": [-0.6, 0.2, 0.5, 0.6],
+                      "n_tasks": [12] * 4, "run_id": ["a", "b", "c", "d"]})
+
+
+def _axis(trace) -> str:
+    return trace.yaxis or "y"
+
+
+def test_the_learning_curve_draws_u_with_its_band_and_cost_apart_from_latency():
+    fig = figures.learning_curve_figure(CURVE)
+    legend = [t.name for t in fig.data if t.showlegend is not False]
+    assert legend == ["save", "accurate"]                          # one entry per instruction
+    band = next(t for t in fig.data if t.fill == "toself" and t.legendgroup == "save")
+    assert list(band.x) == [0, 2, 2, 0] and list(band.y) == [-0.6, 0.2, -0.2, -1.0]
+    by_panel = {t.name + "/" + _axis(t) for t in fig.data if t.mode == "lines+markers"}
+    cost_axis = next(_axis(t) for t in fig.data if t.mode == "lines+markers" and list(t.y) == [2.0, 1.0])
+    latency_axis = next(_axis(t) for t in fig.data if t.mode == "lines+markers" and list(t.y) == [10.0, 8.0])
+    assert cost_axis != latency_axis and len(by_panel) == 8       # 2 instructions x U, accuracy, cost, latency
+    assert not any(t.name == "P(best call)" for t in fig.data)    # no probe logged, no probe panel
+
+
+def test_the_probe_gets_its_own_panel_when_the_run_logs_it_even_before_any_evaluation():
+    metrics = pd.DataFrame({"step": [1, 2, 3], "loss": [1.0, 0.9, 0.8], "probe/best_call": [0.2, None, 0.6]})
+    for curve in (CURVE, CURVE.iloc[:0]):
+        fig = figures.learning_curve_figure(curve, metrics)
+        probe = next(t for t in fig.data if t.name == "P(best call)")
+        assert list(probe.x) == [1, 3] and list(probe.y) == [0.2, 0.6]
+
+
+def test_training_signals_smooth_the_steps_and_mark_a_step_where_everything_was_filtered():
+    metrics = pd.DataFrame({"step": [1, 2, 3, 4], "reward/mean": [0.4, 0.0, 0.6, 0.8], "outcome/mean": [0.5] * 4,
+                            "filtered/format": [0.1, 0.6, 0.1, 0.1], "filtered/homogeneous": [0.2, 0.4, 0.2, 0.0],
+                            "filtered/all": [0.3, 1.0, 0.3, 0.1], "groups/informative": [0.6, 0.0, 0.7, 0.9],
+                            "cost/per_trajectory": [0.01, 0.02, 0.03, 0.04], "latency/per_trajectory": [3.0] * 4})
+    fig = figures.training_signals_figure(metrics, window=2)
+    reward_raw, reward_line = [t for t in fig.data if t.name == "reward/mean"]
+    assert pd.isna(reward_raw.y[1]) and reward_raw.opacity < 1     # no reward at step 2: nothing was kept
+    assert list(reward_line.y) == [0.4, 0.4, 0.6, 0.7]            # mean of the last 2 plotted steps
+    marked = next(t for t in fig.data if t.name.startswith("every rollout filtered"))
+    assert list(marked.x) == [2]
+    informative = next(t for t in fig.data if t.name == "groups/informative")
+    shares = {t.name for t in fig.data if _axis(t) == _axis(informative)}
+    assert {"groups/informative", "filtered/format", "filtered/homogeneous"} <= shares and "filtered/all" not in shares
+    cost = next(t for t in fig.data if t.name == "cost/per_trajectory" and t.mode == "lines")
+    latency = next(t for t in fig.data if t.name == "latency/per_trajectory" and t.mode == "lines")
+    assert _axis(cost) != _axis(latency) and list(cost.y)[-1] == 3.5   # cents, on their own axis

@@ -36,7 +36,7 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(train) == 1 and train.status.iloc[0] == "finished"
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
-    assert sorted(linked.train_step) == [1, 2]
+    assert sorted(linked.train_step) == [0] * 6 + [1] * 6 + [2] * 6  # the curve: 6 instructions at steps 0, 1, 2
 
 
 #: What a library prints when it is let through: a tqdm bar or its redraw, a raw Trainer log dict, a
@@ -58,10 +58,12 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     out = quick_demo.stdout
     for heading in ("Test tasks, held-out instructions", "Trained orchestrator: instruction x turn budget",
                     "What the demo found", "Pareto frontier", "Preference: told to save money",
-                    "Under deepinfra's prices"):
+                    "Under deepinfra's prices", "Learning curve of the training run",
+                    "Curve under 'Be accurate but keep the bill as low as you can.': U "):
         assert heading in out, heading
     assert "scripted:oracle" in out and "hf:smollm2" in out
-    assert (quick_demo.cwd / "demo.html").read_text().count("<section") >= 5
+    html = (quick_demo.cwd / "demo.html").read_text()
+    assert html.count("<section") >= 6 and '<section id="learning_curve">' in html
 
 
 def test_every_next_hint_works_on_the_demo_store(quick_demo, tmp_path):

@@ -1,0 +1,98 @@
+"""The probability of a known best call on fixed round prompts, read from log-probabilities.
+
+Why read it and not sample it: whether GRPO moved the policy toward the call with the higher reward is a
+statement about probabilities. Sampled rollouts measure it through the noise of sampling, the tools
+and the grader; teacher-forcing each candidate call after the same fixed prompts measures it exactly,
+so a curve of it against the step shows learning (or its absence) with no sampling noise at all.
+
+A candidate call is the text the policy would write (`lab.rollout.parse.format_tool_call`) closed by
+the end-of-turn token; its probability is exp(sum of the token log-probabilities), at the temperature
+the policy samples at. Mass on anything else (another call, a malformed one) counts against every
+candidate, so P(best) near 1 means the policy writes that call, not merely that it ranks it first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from lab.rollout.parse import format_tool_call
+from lab.rollout.rounds import round_catalog, round_messages
+
+
+def parse_call(call: str) -> tuple[str, dict[str, str]]:
+    """`answer:answer-3` -> (`answer`, {"model": "answer-3"}); a bare `name` takes no arguments."""
+    tool, _, slot = call.partition(":")
+    return tool, ({"model": slot} if slot else {})
+
+
+def call_text(call: str) -> str:
+    """The exact text a policy writes for `tool:slot`."""
+    tool, arguments = parse_call(call)
+    return format_tool_call(tool, arguments)
+
+
+def first_round_prompt(tokenizer: Any, question: str, instruction: str | None, specs: list[Any]) -> list[int]:
+    """The ids of a task's first round prompt (no context gathered yet), rendered as `hf:` renders it."""
+    from lab.policies.hf_policy import render_round
+
+    text = render_round(tokenizer, round_messages(question, "", instruction), round_catalog(specs))
+    return tokenizer(text, add_special_tokens=False).input_ids
+
+
+@dataclass
+class CallProbe:
+    """Fixed round prompts and candidate calls (their token ids), and which candidate is best."""
+
+    prompts: list[list[int]]
+    calls: dict[str, list[int]]   # candidate name -> completion ids (the call, then the end-of-turn token)
+    best: str
+    temperature: float = 1.0
+    batch_size: int = 16
+
+    @classmethod
+    def build(cls, tokenizer: Any, prompts: list[list[int]], calls: list[str], best: str,
+              temperature: float = 1.0) -> CallProbe:
+        eot = tokenizer.eos_token_id
+        ids = {c: tokenizer(call_text(c), add_special_tokens=False).input_ids + [eot] for c in calls}
+        return cls(prompts=prompts, calls=ids, best=best, temperature=temperature if temperature > 0 else 1.0)
+
+    @torch.no_grad()
+    def probabilities(self, model: Any) -> dict[str, float]:
+        """Each candidate's probability, averaged over the prompts."""
+        was_training = model.training
+        model.eval()
+        try:
+            pairs = [(p, name) for p in range(len(self.prompts)) for name in self.calls]
+            logps: dict[str, list[float]] = {name: [] for name in self.calls}
+            for start in range(0, len(pairs), self.batch_size):
+                chunk = pairs[start:start + self.batch_size]
+                for (_, name), value in zip(chunk, self._sequence_logps(model, chunk)):
+                    logps[name].append(value)
+        finally:
+            model.train(was_training)
+        return {name: float(torch.tensor(values).exp().mean()) for name, values in logps.items()}
+
+    def best_probability(self, model: Any) -> float:
+        return self.probabilities(model)[self.best]
+
+    def _sequence_logps(self, model: Any, chunk: list[tuple[int, str]]) -> list[float]:
+        """Sum of the completion's token log-probabilities per (prompt, candidate), right-padded batch."""
+        device = next(model.parameters()).device
+        rows = [(self.prompts[p], self.calls[name]) for p, name in chunk]
+        width = max(len(p) + len(c) for p, c in rows)
+        ids = torch.zeros((len(rows), width), dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, (prompt, completion) in enumerate(rows):
+            ids[i, : len(prompt) + len(completion)] = torch.tensor(prompt + completion)
+            mask[i, : len(prompt) + len(completion)] = 1
+        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float() / self.temperature
+        logprobs = torch.log_softmax(logits, dim=-1)
+        out = []
+        for i, (prompt, completion) in enumerate(rows):
+            positions = torch.arange(len(prompt) - 1, len(prompt) + len(completion) - 1, device=device)
+            targets = torch.tensor(completion, device=device)
+            out.append(float(logprobs[i, positions, targets].sum()))
+        return out
