@@ -171,16 +171,22 @@ class TrainMetricsRecord(BaseModel):
 
 
 class TokenTrajectoryRecord(BaseModel):
-    """Token ids of one trajectory, as the trainer consumes them (keyed like `TrajectoryRecord`).
+    """Token ids of one trajectory, or of one round of it, as the trainer consumes them (keyed like
+    `TrajectoryRecord`, plus `round_idx`).
 
     Why a separate record: token lists are large and only training reads them, so analysis queries
-    over trajectories never pay for them.
+    over trajectories never pay for them. Why a round index: under the round protocol each round is its
+    own (prompt, completion) training row, so a rollout has one record per round; a conversation rollout
+    has one record for the whole conversation, at `round_idx` -1.
     """
 
     run_id: str
     task_id: str
     sample_idx: int = 0
     train_step: int = 0
+    round_idx: int = Field(
+        -1, description="Round protocol: the round (`steps.turn`) these tokens were sampled in; -1: a conversation."
+    )
     prompt_ids: list[int] = Field(default_factory=list, description="Tokens of the rendered prompt.")
     completion_ids: list[int] = Field(
         default_factory=list, description="Tokens after the prompt: model output and tool observations."
@@ -190,4 +196,8 @@ class TokenTrajectoryRecord(BaseModel):
     )
     logprobs: list[float] = Field(
         default_factory=list, description="Sampling log-probability per completion token (0 where mask is 0)."
+    )
+    valid: bool | None = Field(
+        None, description="Round protocol: whether the round ran a valid call (False: a format error, dropped "
+                          "from training or, with format_penalty, trained against itself); None for a conversation."
     )

@@ -138,13 +138,20 @@ def minmax_normalise(M: np.ndarray, group_ids: Sequence[Hashable] | np.ndarray |
 
 
 def preference_rewards(
-    M: np.ndarray, P: np.ndarray, group_ids: Sequence[Hashable] | np.ndarray | None = None
+    M: np.ndarray, P: np.ndarray, group_ids: Sequence[Hashable] | np.ndarray | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """R = normalised(M) . P where the outcome is 1, else 0 (paper Eq. 2); shape (B,).
 
     M is (B, n + 3) raw features [tool calls..., outcome in {0, 1}, -cost_usd, -latency_s], P is
     (n + 3,) or (B, n + 3). Columns are normalised within each group (all rows form one group when
     `group_ids` is None). Bounded by sum(|P|), never NaN or inf for finite input.
+
+    `scale` = (c_ref, l_ref), a variant (not the paper's): cost and latency are normalised on that fixed
+    scale, c_ref / (c_ref + cost) and l_ref / (l_ref + latency), instead of within the group. Why: min-max
+    stretches whatever spread a group has to [0, 1], so eight rollouts of one route, differing only by
+    the models' token noise, get rewards a full unit apart; on a fixed scale that noise stays small,
+    while a call that costs twice as much still scores lower whatever else its group holds.
 
     >>> preference_rewards(np.array([[1, 1, -2.0, -1], [3, 1, -1.0, -1]]), np.array([1, 1, 1, 1])).tolist()
     [0.0, 2.0]
@@ -157,6 +164,12 @@ def preference_rewards(
         row = int(np.flatnonzero(bad)[0])
         raise LabInputError(f"features row {row}: outcome column must be 0 or 1, got {outcome[row]!r}")
     normalised = minmax_normalise(X, group_ids)                 # (B, n + 3)
+    if scale is not None:
+        cost_ref, latency_ref = scale
+        if not (cost_ref > 0 and latency_ref > 0 and np.isfinite(cost_ref) and np.isfinite(latency_ref)):
+            raise LabInputError(f"reward scale: c_ref and l_ref must be finite and > 0, got {scale}")
+        normalised[:, -2] = cost_ref / (cost_ref + np.maximum(-X[:, -2], 0.0))
+        normalised[:, -1] = latency_ref / (latency_ref + np.maximum(-X[:, -1], 0.0))
     return np.where(outcome == 1.0, (normalised * weights).sum(axis=1), 0.0)
 
 
@@ -319,13 +332,15 @@ def grpo_scores(
     group_ids: Sequence[Hashable] | np.ndarray | None,
     std_threshold: float = STD_THRESHOLD,
     passed: Sequence[bool] | np.ndarray | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`rescore` on a feature matrix M (B, n + 3) already built: (R, A, keep) under P, (n + 3,) or (B, n + 3).
 
-    Rows not `passed` get R 0, A 0, keep False and take no part in their group's min-max or std.
+    Rows not `passed` get R 0, A 0, keep False and take no part in their group's min-max or std; `scale`:
+    see `preference_rewards`.
     """
     if passed is None:
-        R = preference_rewards(M, P, group_ids)
+        R = preference_rewards(M, P, group_ids, scale)
         A, keep = group_advantages(R, group_ids, std_threshold)
         return R, A, keep
     ok = np.asarray(passed, dtype=bool)                                          # (B,)
@@ -339,7 +354,7 @@ def grpo_scores(
     weights = np.asarray(P, dtype=float)
     R, A, keep = np.zeros(M.shape[0]), np.zeros(M.shape[0]), np.zeros(M.shape[0], dtype=bool)
     if len(rows):
-        R[rows] = preference_rewards(M[rows], weights[rows] if weights.ndim == 2 else weights, groups)
+        R[rows] = preference_rewards(M[rows], weights[rows] if weights.ndim == 2 else weights, groups, scale)
         A[rows], keep[rows] = group_advantages(R[rows], groups, std_threshold)
     return R, A, keep
 

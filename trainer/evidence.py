@@ -1,138 +1,349 @@
-"""`orchestra train evidence`: does the trained orchestrator beat its warm start, and does it follow a
-cost-saving instruction? Two measurements on the eval split, each from logged runs only, of the policies as
-GRPO trains them: sampled at the config's `temperature`, `samples` rollouts per task. Greedy decoding
-would measure something else: GRPO moves probabilities, and where the warm start is near indifferent
-between two slots (on the CPU config's multi-hop tasks it samples the GPT-5 and the Qwen3-32B answer
-slot about equally: its training routes solve them with either) a shift of a few points flips every
-greedy choice, so a greedy score swings far more than the policy moved.
+"""`orchestra train evidence`: did GRPO improve on the model it started from?
 
-The same two measurements decoded greedily (one rollout per task) close the table: a greedy policy
-repeats a round that changed nothing, so loops show there first.
+    orchestra train evidence --config configs/train/cpu-tiny.yaml                   # the defaults: sized for power
+    orchestra train evidence --config configs/train/cpu-tiny.yaml --tasks 40 --samples 2   # a quick look
 
-1. Preference score (paper Table 3) under the held-out (PI, P) pairs: the trained policy and its warm
-   start each run `--preference held-out`; per task both runs' trajectories are normalised together and
-   scored under the task's held-out P; the paired bootstrap CI over tasks of trained - warm start.
-2. Cost under instructions: the trained policy given the held-out cost-saving wordings (P = outcome 1,
-   compute 0.8) against the held-out accuracy-only wordings (P = outcome 1), on the same tasks; the
-   saving is 1 - cost(cost-saving) / cost(accuracy-only), with a paired bootstrap CI over tasks; and
-   the same with the training pairs' wordings of those two preferences (instructions seen in training),
-   for the trained policy and for its warm start, so a saving GRPO lost shows as the warm start's.
+The start (`output_dir/warm-start` when the config has a `warm_start`, else the base model GRPO started
+from) and the trained model (`output_dir`) answer the same eval-split tasks with the same sample seeds,
+sampled as GRPO samples them (the config's `temperature` and `top_p`; sample k of a task draws the same
+random numbers under both models, `lab.rollout.policy.sampling_seed`), under each training instruction
+(`trainer.curve.curve_instructions`: the training pairs the toolkit can follow, in their training
+wording) and under the held-out pairs. Per instruction, `lab.report.metrics.paired.paired_deltas` gives
+trained - start of accuracy, cost (as a ratio), latency and the absolute utility U, each with a paired
+bootstrap 95% CI over tasks; U is on one scale (c_ref, l_ref) fixed from the start model's runs over
+every instruction.
+
+Then the behaviour checks: under an accuracy-only instruction the trained model's accuracy is not lower
+than the start's (its CI's low end above -0.05); under a cost-saving instruction it spends at least 20%
+less than under accuracy-only (training and held-out wordings; the start's saving beside it, so a saving
+GRPO lost shows as the start's); under a speed instruction it is faster than under accuracy-only.
+
+Why sampled, not greedy: GRPO moves probabilities, and where the start is near indifferent between two
+slots a shift of a few points flips every greedy choice, so a greedy score swings far more than the
+policy moved (a config with `temperature: 0` and `--samples 1` measures greedy decoding if wanted).
+
+Power: `DEFAULT_SAMPLES` rollouts per task on every task of the split, sized from a pilot so the 95%
+CI half-widths reach `TARGETS` (docs/training.md, "Evidence with power"); the output prints the
+half-widths reached and, where a target was missed, the tasks x samples this run's own variance says it
+would need. A subset of the instructions (`instructions=`) keeps every instruction's tasks and samples,
+so it reaches the same half-widths in less time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
-from lab.eval.harness import run_eval
-from lab.report.metrics import paired_cost_saving, paired_preference_scores
+from lab.preference import HELD_OUT
+from lab.report.metrics.curve import CurveScale, fixed_scale
+from lab.report.metrics.paired import (
+    instruction_kind,
+    paired_deltas,
+    paired_differences,
+    paired_saving,
+    power_table,
+    verdict,
+)
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
+from trainer.curve import CurveInstruction, curve_instructions
 from trainer.environment import TrainingEnvironment
+from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
 
+#: The 95% CI half-widths the defaults are sized for: accuracy difference (a share) and cost ratio (0.10 = 10%).
+TARGETS = {"accuracy": 0.05, "cost": 0.10}
+#: Rollouts per task and run by default, on every task of the split: measured (docs/training.md).
+DEFAULT_SAMPLES = 8
+#: The held-out wordings of the cost-saving and accuracy-only preferences (P strings the harness words).
 COST_SAVING = "outcome=1,compute=0.8"
 ACCURACY_ONLY = "outcome=1"
-#: The training pairs' wordings of the same two preferences (instructions seen in training).
-TRAIN_COST_SAVING = "Be accurate but keep the bill as low as you can."
-TRAIN_ACCURACY_ONLY = "Get the answer right; money is no object."
+#: The saving a cost-saving instruction must buy over accuracy-only.
+SAVING_TARGET = 0.20
+#: The two runs of the trained model in the held-out wordings, as `instructions=` names them.
+HELD_OUT_WORDINGS = "held-out-wordings"
+#: Columns of `Evidence.checks`.
+CHECK_COLUMNS = ["check", "model", "value", "ci_low", "ci_high", "verdict", "detail"]
+
+
+@dataclass(frozen=True)
+class EvidencePlan:
+    """What one evidence run compares, checked before any model runs."""
+
+    start: Path                                   # the model GRPO started from
+    trained: Path                                 # output_dir
+    task_ids: tuple[str, ...]                     # the first `tasks` of the eval split
+    samples: int                                  # rollouts per task and run
+    instructions: tuple[CurveInstruction, ...]    # training instructions, then held-out
+    held_out_wordings: bool                       # also the trained model under COST_SAVING / ACCURACY_ONLY
+    split_tasks: int                              # tasks in the split: the most a projection may ask for
+
+    @property
+    def runs(self) -> int:
+        return 2 * len(self.instructions) + (2 if self.held_out_wordings else 0)
 
 
 @dataclass
 class Evidence:
-    preference: dict[str, float]
-    cost: dict[str, float]
-    cost_train_wording: dict[str, float]
-    cost_train_wording_warm: dict[str, float]
-    greedy_preference: dict[str, float]
-    greedy_cost_train_wording: dict[str, float]
-    run_ids: dict[str, str]
+    """The paired comparison, as frames (notebooks and the dashboard read them as they are)."""
+
+    deltas: pd.DataFrame      # instruction + lab.report.metrics.paired.DELTA_COLUMNS + target, reached
+    checks: pd.DataFrame      # CHECK_COLUMNS: the behaviour checks
+    power: pd.DataFrame       # instruction + POWER_COLUMNS: half-widths by the formula, and the size a target needs
+    scale: CurveScale         # U's c_ref and l_ref
+    run_ids: dict[str, str]   # "<model> | <instruction>" -> run id
+    start: str
+    trained: str
+    tasks: int
     samples: int
     temperature: float
+    targets: dict[str, float] = field(default_factory=lambda: dict(TARGETS))
+    seconds: float = 0.0
+
+    def target_lines(self) -> list[str]:
+        """Per target: reached or not, said plainly, with the widest half-width and the size it needs."""
+        lines = []
+        for measure, target in self.targets.items():
+            rows = self.deltas[self.deltas.measure == measure].dropna(subset=["half_width"])
+            if rows.empty:
+                lines.append(f"{measure}: no half-width (nothing to compare)")
+                continue
+            widest = rows.loc[rows.half_width.idxmax()]
+            missed = rows[rows.half_width > target]
+            shown = _half_width(measure, target)
+            if missed.empty:
+                lines.append(f"{measure}: target +-{shown} reached under all {len(rows)} instructions (widest "
+                             f"+-{_half_width(measure, widest.half_width)}, {widest.instruction!r})")
+                continue
+            need = self.power[(self.power.measure == measure) & self.power.instruction.isin(missed.instruction)]
+            sized = need.dropna(subset=["needed_tasks"])
+            if len(sized) < len(need):
+                advice = "more tasks than the split has would be needed"
+            else:
+                worst = sized.loc[(sized.needed_tasks * sized.needed_samples).idxmax()]
+                advice = (f"from this run's variance it needs about {int(worst.needed_tasks)} tasks x "
+                          f"{int(worst.needed_samples)} samples")
+            lines.append(f"{measure}: target +-{shown} NOT reached under {len(missed)} of {len(rows)} instructions "
+                         f"(widest +-{_half_width(measure, widest.half_width)}, {widest.instruction!r}); {advice}")
+        return lines
+
+    def figure(self) -> Any:
+        """The forest plot of the deltas (`lab.report.figures.paired_deltas_figure`, a plotly Figure)."""
+        from lab.report.figures import paired_deltas_figure
+
+        return paired_deltas_figure(self.deltas, title=f"Trained - start ({self.tasks} tasks x {self.samples} "
+                                                         "samples, paired; 95% bootstrap CIs over tasks)")
 
 
-def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, limit: int | None = None,
-                    samples: int = 2) -> Evidence:
-    trained, warm = Path(config.output_dir), warm_start_dir(config)
-    for folder in (trained, warm):
-        if not (folder / "config.json").is_file():
-            raise LabInputError(f"{folder}: no model; run `orchestra train --config ...` (with a warm_start) first")
-    if config.temperature <= 0:
-        raise LabInputError("temperature: the evidence samples the policy as trained, so it needs a config "
-                            f"temperature > 0 (got {config.temperature})")
-    environment = TrainingEnvironment(config, split=config.eval_split)
-    tasks = list(environment.tasks)[:limit]
+def _half_width(measure: str, value: float) -> str:
+    return f"{value:.0%}" if measure == "cost" else f"{value:.3f}"
 
-    def evaluate(model: Path, preference: str, instruction: str | None = None, greedy: bool = False) -> str:
-        sampling = {"samples": 1, "temperature": 0.0} if greedy else {"samples": samples,
-                                                                      "temperature": config.temperature}
-        eval_config = EvalConfig.build(
-            benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
-            tasks=tasks, preferences=[preference], preference_instruction=instruction, max_turns=[config.max_turns],
-            **config.eval_settings(), seed=config.seed,
-            **sampling, top_p=config.top_p, concurrency=len(tasks) * samples,
-            run_name=f"evidence-{'warm' if model == warm else 'trained'}{'-greedy' if greedy else ''}",
-        )
-        (summary,) = run_eval(eval_config, store, console)
-        return summary.run_id
 
-    runs = {"trained held-out": evaluate(trained, "held-out"), "warm start held-out": evaluate(warm, "held-out"),
-            "trained cost-saving": evaluate(trained, COST_SAVING),
-            "trained accuracy-only": evaluate(trained, ACCURACY_ONLY),
-            "trained cost-saving (train wording)": evaluate(trained, COST_SAVING, TRAIN_COST_SAVING),
-            "trained accuracy-only (train wording)": evaluate(trained, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
-            "warm start cost-saving (train wording)": evaluate(warm, COST_SAVING, TRAIN_COST_SAVING),
-            "warm start accuracy-only (train wording)": evaluate(warm, ACCURACY_ONLY, TRAIN_ACCURACY_ONLY),
-            "trained held-out, greedy": evaluate(trained, "held-out", greedy=True),
-            "warm start held-out, greedy": evaluate(warm, "held-out", greedy=True),
-            "trained cost-saving (train wording), greedy": evaluate(trained, COST_SAVING,
-                                                                    TRAIN_COST_SAVING, greedy=True),
-            "trained accuracy-only (train wording), greedy": evaluate(trained, ACCURACY_ONLY,
-                                                                      TRAIN_ACCURACY_ONLY, greedy=True)}
+def start_model(config: OrchestraGRPOConfig) -> Path:
+    """The model GRPO started from: the warm start when the config has one, else the resolved base model."""
+    if config.warm_start:
+        return warm_start_dir(config)
+    return resolve_model(config.model, config.tiny_model, config.seed)
+
+
+def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples: int = DEFAULT_SAMPLES,
+                  instructions: list[str] | None = None) -> EvidencePlan:
+    """Check everything before any model runs, each refusal one line: samples < 1, several samples of a
+    greedy policy (identical), no trained or no start model, an unknown instruction, fewer than one task
+    or more than the split has."""
+    if samples < 1:
+        raise LabInputError(f"--samples {samples}: at least one rollout per task")
+    if config.temperature <= 0 and samples > 1:
+        raise LabInputError(f"--samples {samples} with temperature {config.temperature:g}: greedy samples of a task "
+                            "are identical; use --samples 1 or a config with temperature > 0")
+    if tasks is not None and tasks < 1:
+        raise LabInputError(f"--tasks {tasks}: at least one task")
+    trained = Path(config.output_dir)
+    if not (trained / "config.json").is_file():
+        raise LabInputError(f"{trained}: no trained model; run `orchestra train --config ...` first")
+    start = start_model(config)
+    if not (start / "config.json").is_file():
+        raise LabInputError(f"{start}: no start model (the warm start GRPO began from); run `orchestra train "
+                            "--config ...` (or `orchestra train sft`) first")
+    chosen = [*curve_instructions(config), CurveInstruction(label=HELD_OUT, preference=HELD_OUT, wording=None)]
+    chosen = list({c.label: c for c in chosen}.values())   # a curve that lists `held-out` itself: once
+    held_out_wordings = True
+    if instructions is not None:
+        known = [c.label for c in chosen] + [HELD_OUT_WORDINGS]
+        unknown = [name for name in instructions if name not in known]
+        if unknown:
+            raise LabInputError(f"instruction {unknown[0]!r}: not one of " + "; ".join(repr(k) for k in known))
+        held_out_wordings = HELD_OUT_WORDINGS in instructions
+        chosen = [c for c in chosen if c.label in instructions]
+    split = list(TrainingEnvironment(config, split=config.eval_split).tasks)
+    if tasks is not None and tasks > len(split):
+        families = ", ".join(config.families) if config.families else "every family"
+        raise LabInputError(f"--tasks {tasks}: the {config.eval_split!r} split of {config.benchmark} ({families}) has "
+                            f"{len(split)} tasks; use at most {len(split)}")
+    return EvidencePlan(start=start, trained=trained, task_ids=tuple(split[:tasks]), samples=samples,
+                        instructions=tuple(chosen), held_out_wordings=held_out_wordings, split_tasks=len(split))
+
+
+def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, tasks: int | None = None,
+                    samples: int = DEFAULT_SAMPLES, instructions: list[str] | None = None,
+                    targets: dict[str, float] | None = None) -> Evidence:
+    """Run (or resume: the harness skips logged rollouts) both models under every instruction of the plan,
+    then compare them pair by pair. `tasks`: the first N of the eval split (default all); `instructions`:
+    a subset of the labels (training wordings, `held-out`, `HELD_OUT_WORDINGS`) at the same tasks and
+    samples, so at the same half-widths."""
+    plan = evidence_plan(config, tasks, samples, instructions)
+    began = time.monotonic()
+    runs: dict[str, str] = {}
+    for instruction in plan.instructions:
+        for role, model in (("start", plan.start), ("trained", plan.trained)):
+            runs[f"{role} | {instruction.label}"] = _evaluate(config, plan, model, role, store, console,
+                                                              instruction.preference, instruction.wording)
+    if plan.held_out_wordings:
+        for name, preference in (("cost-saving", COST_SAVING), ("accuracy-only", ACCURACY_ONLY)):
+            runs[f"trained | held-out wording, {name}"] = _evaluate(config, plan, plan.trained, "trained", store,
+                                                                    console, preference, None)
     trajs = queries.trajectories_df(store, list(runs.values()))
-    features = environment.features
-    preference = paired_preference_scores(trajs, runs["trained held-out"], runs["warm start held-out"], features)
-    cost = paired_cost_saving(trajs, runs["trained cost-saving"], runs["trained accuracy-only"])
-    seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording)"],
-                              runs["trained accuracy-only (train wording)"])
-    seen_warm = paired_cost_saving(trajs, runs["warm start cost-saving (train wording)"],
-                                   runs["warm start accuracy-only (train wording)"])
-    greedy = paired_preference_scores(trajs, runs["trained held-out, greedy"],
-                                      runs["warm start held-out, greedy"], features)
-    greedy_seen = paired_cost_saving(trajs, runs["trained cost-saving (train wording), greedy"],
-                                     runs["trained accuracy-only (train wording), greedy"])
-    return Evidence(preference=preference, cost=cost, cost_train_wording=seen, cost_train_wording_warm=seen_warm,
-                    greedy_preference=greedy, greedy_cost_train_wording=greedy_seen,
-                    run_ids=runs, samples=samples, temperature=config.temperature)
+    starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
+    scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="the start model's evidence runs, every instruction")
+    targets = dict(TARGETS if targets is None else targets)
+    deltas, power = [], []
+    for instruction in plan.instructions:
+        start, trained = runs[f"start | {instruction.label}"], runs[f"trained | {instruction.label}"]
+        deltas.append(paired_deltas(trajs, start, trained, scale, seed=config.seed).assign(
+            instruction=instruction.label))
+        differences = paired_differences(trajs, start, trained, scale)
+        if differences.task_id.nunique() >= 2:
+            power.append(power_table(differences, targets, max_tasks=plan.split_tasks).assign(
+                instruction=instruction.label))
+    frame = pd.concat(deltas, ignore_index=True)
+    frame = frame[["instruction", *frame.columns.drop("instruction")]]
+    frame["target"] = frame.measure.map(targets)
+    frame["reached"] = frame.half_width <= frame.target
+    power_frame = pd.concat(power, ignore_index=True) if power else pd.DataFrame()
+    return Evidence(deltas=frame, checks=behaviour_checks(trajs, runs, plan, frame, targets, config.seed),
+                    power=power_frame, scale=scale, run_ids=runs, start=str(plan.start), trained=str(plan.trained),
+                    tasks=len(plan.task_ids), samples=plan.samples, temperature=config.temperature, targets=targets,
+                    seconds=time.monotonic() - began)
+
+
+def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path, role: str, store: Store, console: Console,
+              preference: str, wording: str | None) -> str:
+    """One eval run of one model under one instruction: the plan's tasks, samples and the config's seed,
+    so both models' sample k of a task draw the same random numbers."""
+    from lab.eval.harness import run_eval
+
+    eval_config = EvalConfig.build(
+        benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
+        tasks=list(plan.task_ids), preferences=[preference], preference_instruction=wording,
+        max_turns=[config.max_turns], samples=plan.samples, temperature=config.temperature, top_p=config.top_p,
+        **config.eval_settings(), seed=config.seed, run_name=f"evidence-{role}",
+        concurrency=len(plan.task_ids) * plan.samples,   # one batch: every rollout's round decoded together
+    )
+    (summary,) = run_eval(eval_config, store, console)
+    return summary.run_id
+
+
+def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan, deltas: pd.DataFrame,
+                     targets: dict[str, float], seed: int = 0) -> pd.DataFrame:
+    """The checks, one row each (`CHECK_COLUMNS`): accuracy not lower under every accuracy-only instruction
+    (holds when the CI's low end is at or above -target, fails when the whole CI is below 0); a saving
+    of at least `SAVING_TARGET` under the cost-saving instruction against accuracy-only, of the trained
+    model (training and held-out wordings) and, for reference, of the start; lower latency under the
+    speed instruction against accuracy-only."""
+    rows = []
+    kinds = {c.label: instruction_kind(_weights(c.preference)) for c in plan.instructions}
+    for label, kind in kinds.items():
+        if kind != "accuracy-only":
+            continue
+        d = deltas[(deltas.instruction == label) & (deltas.measure == "accuracy")].iloc[0]
+        margin = targets.get("accuracy", TARGETS["accuracy"])
+        rows.append([f"accuracy not lower under {label!r} (trained - start)", "trained", d.delta, d.ci_low,
+                     d.ci_high, verdict(d.ci_low, d.ci_high, holds_at=-margin, fails_below=0.0),
+                     f"{d.start:.3f} -> {d.trained:.3f}; holds when the CI is above -{margin:g}"])
+    first = {kind: next((label for label, k in kinds.items() if k == kind), None)
+             for kind in ("accuracy-only", "cost-saving", "speed")}
+    accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
+    pairs = []
+    if accuracy_only and cost_saving:
+        pairs += [(f"trained | {cost_saving}", f"trained | {accuracy_only}", "trained", "training wording"),
+                  (f"start | {cost_saving}", f"start | {accuracy_only}", "start", "training wording")]
+    if plan.held_out_wordings:
+        pairs.append(("trained | held-out wording, cost-saving", "trained | held-out wording, accuracy-only",
+                      "trained", "held-out wording"))
+    for run, baseline, model, wording in pairs:
+        s = paired_saving(trajs, runs[run], runs[baseline], seed=seed)
+        rows.append([f"saving, cost-saving vs accuracy-only ({wording})", model, s["saving"], s["ci_low"],
+                     s["ci_high"], verdict(s["ci_low"], s["ci_high"], holds_at=SAVING_TARGET, fails_below=SAVING_TARGET)
+                     if model == "trained" else "(reference)",
+                     f"{100 * s['cost_a']:.2f}c vs {100 * s['cost_b']:.2f}c per task; accuracy "
+                     f"{_accuracy(trajs, runs[run]):.3f} vs {_accuracy(trajs, runs[baseline]):.3f}; "
+                     f"holds when the CI is above {SAVING_TARGET:.0%}"])
+    if accuracy_only and speed:
+        run, baseline = runs[f"trained | {speed}"], runs[f"trained | {accuracy_only}"]
+        s = paired_saving(trajs, run, baseline, seed=seed, column="latency_s")
+        rows.append([f"latency saving, {speed!r} vs accuracy-only", "trained", s["saving"], s["ci_low"], s["ci_high"],
+                     verdict(s["ci_low"], s["ci_high"], holds_at=1e-12, fails_below=0.0),
+                     f"{s['cost_a']:.1f} s vs {s['cost_b']:.1f} s per task; holds when the CI is above 0"])
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+
+def _weights(preference: str) -> dict[str, float]:
+    """A P string's weights (`outcome=1,compute=0.5`); `held-out` has none (every task its own pair)."""
+    if preference == HELD_OUT:
+        return {}
+    return {name.strip(): float(value) for name, value in (part.split("=") for part in preference.split(","))}
+
+
+def _accuracy(trajs: pd.DataFrame, run_id: str) -> float:
+    """Mean over tasks of the solved share."""
+    return float(trajs[trajs.run_id == run_id].groupby("task_id").outcome.mean().mean())
 
 
 def print_evidence(evidence: Evidence, console: Console) -> None:
-    p, c = evidence.preference, evidence.cost
-    table = Table(title=f"Learning evidence (eval split; sampled at temperature {evidence.temperature:g}, "
-                        f"{evidence.samples} rollouts per task)")
-    for column in ("measure", "value", "95% CI (paired bootstrap over tasks)", "tasks"):
-        table.add_column(column)
-    table.add_row("preference score, trained", f"{p['score_a']:.3f}", "", str(p["n_tasks"]))
-    table.add_row("preference score, warm start", f"{p['score_b']:.3f}", "", str(p["n_tasks"]))
-    table.add_row("trained - warm start", f"{p['diff']:+.3f}",
-                  f"[{p['ci_low']:+.3f}, {p['ci_high']:+.3f}]", str(p["n_tasks"]))
-    table.add_row("cost per task, cost-saving PI", f"${c['cost_a']:.4f}", "", str(c["n_tasks"]))
-    table.add_row("cost per task, accuracy-only PI", f"${c['cost_b']:.4f}", "", str(c["n_tasks"]))
-    table.add_row("saving (held-out wordings)", f"{c['saving']:.1%}",
-                  f"[{c['ci_low']:.1%}, {c['ci_high']:.1%}]", str(c["n_tasks"]))
-    for label, t in (("saving (training wordings)", evidence.cost_train_wording),
-                     ("saving (training wordings), warm start", evidence.cost_train_wording_warm)):
-        table.add_row(label, f"{t['saving']:.1%}", f"[{t['ci_low']:.1%}, {t['ci_high']:.1%}]", str(t["n_tasks"]))
-    g, gc = evidence.greedy_preference, evidence.greedy_cost_train_wording
-    table.add_row("greedy: trained - warm start", f"{g['diff']:+.3f} ({g['score_a']:.3f} vs {g['score_b']:.3f})",
-                  f"[{g['ci_low']:+.3f}, {g['ci_high']:+.3f}]", str(g["n_tasks"]))
-    table.add_row("greedy: saving (training wordings)", f"{gc['saving']:.1%}",
-                  f"[{gc['ci_low']:.1%}, {gc['ci_high']:.1%}]", str(gc["n_tasks"]))
-    console.print(table)
-    for name, run_id in evidence.run_ids.items():
-        console.print(f"{name}: {run_id}")
+    """One table per instruction, the behaviour checks, the size and the half-widths reached."""
+    rollouts = evidence.tasks * evidence.samples
+    console.print(f"Trained {evidence.trained} vs its start {evidence.start}: {evidence.tasks} tasks x "
+                  f"{evidence.samples} samples = {rollouts} rollouts per run, {len(evidence.run_ids)} runs, paired "
+                  f"by task and sample, sampled at temperature {evidence.temperature:g} "
+                  f"({evidence.seconds / 60:.1f} min). U = w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref with "
+                  f"c_ref = {100 * evidence.scale.c_ref:.3f}c, l_ref = {evidence.scale.l_ref:.1f} s "
+                  f"({evidence.scale.basis}).", highlight=False)
+    units = {"accuracy": ("{:.3f}", "{:+.3f}"), "cost": ("{:.3f}c", "{:+.1%}"), "latency": ("{:.1f} s", "{:+.2f} s"),
+             "U": ("{:.3f}", "{:+.3f}")}
+    for label, rows in evidence.deltas.groupby("instruction", sort=False):
+        table = Table(title=f"{label}: trained - start ({int(rows.n_tasks.iloc[0])} tasks)", title_justify="left")
+        for column in ("measure", "start", "trained", "trained - start", "95% CI (paired bootstrap)", "+- half-width",
+                       "target"):
+            table.add_column(column, justify="left" if column in ("measure",) else "right")
+        for r in rows.itertuples():
+            value, change = units[r.measure]
+            measure = "cost (trained / start - 1)" if r.measure == "cost" else r.measure
+            target = "" if pd.isna(r.target) else f"+-{_half_width(r.measure, r.target)}" + (
+                "" if r.reached else " NOT reached")
+            table.add_row(measure, value.format(r.start), value.format(r.trained), change.format(r.delta),
+                          f"[{change.format(r.ci_low)}, {change.format(r.ci_high)}]",
+                          _half_width(r.measure, r.half_width) if r.measure != "latency" else f"{r.half_width:.2f} s",
+                          target)
+        console.print(table)
+    checks = Table(title="Behaviour checks", title_justify="left")
+    for column in ("check", "model", "value [95% CI]", "verdict", "detail"):
+        checks.add_column(column)
+    for c in evidence.checks.itertuples():
+        shown = "{:+.1%}" if "saving" in c.check else "{:+.3f}"
+        interval = f"[{shown.format(c.ci_low)}, {shown.format(c.ci_high)}]"
+        checks.add_row(c.check, c.model, f"{shown.format(c.value)} {interval}", c.verdict, c.detail)
+    console.print(checks)
+    console.print(f"Sample size: {evidence.tasks} tasks x {evidence.samples} samples per instruction and model.",
+                  highlight=False)
+    for line in evidence.target_lines():
+        console.print(line, highlight=False)
+    console.print("runs: " + json.dumps(evidence.run_ids), highlight=False, soft_wrap=True)

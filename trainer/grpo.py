@@ -257,7 +257,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         rows = gather_object(list(lab_features)) if self.accelerator.num_processes > 1 else list(lab_features)
         args: OrchestraGRPOConfig = self.args
         self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format,
-                                  args.filter_invalid)
+                                  args.filter_invalid, args.reward_scale_refs())
         local = slice(self.accelerator.process_index * len(lab_features),
                       (self.accelerator.process_index + 1) * len(lab_features))
         return [float(r) for r in self._scores.rewards[local]]
@@ -345,7 +345,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                 "reward": float(scores.rewards[i]), "advantage": float(scores.advantages[i]),
                 "filter_reason": scores.reasons[i],
             })
-            items.append((trajectory, result.steps, result.token_record()))
+            items.append((trajectory, result.steps, result.token_records()))
         self.store.write_trajectories(items)
         trajectories = [r.trajectory for r in self._results]
         all_rows = (gather_object([t.model_dump(mode="json") for t in trajectories])

@@ -13,13 +13,17 @@ candidate, so P(best) near 1 means the policy writes that call, not merely that 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from transformers import TrainerCallback
 
+from lab.records import TrainMetricsRecord
 from lab.rollout.parse import format_tool_call
 from lab.rollout.rounds import round_catalog, round_messages
+from lab.store import Store
 
 
 def parse_call(call: str) -> tuple[str, dict[str, str]]:
@@ -96,3 +100,26 @@ class CallProbe:
             targets = torch.tensor(completion, device=device)
             out.append(float(logprobs[i, positions, targets].sum()))
         return out
+
+
+class ProbeCallback(TrainerCallback):
+    """Reads the probe at the start of training (step 0, the GRPO start: its own `train_metrics` row unless the
+    run resumes) and after every optimizer step, into `readings` and into the step's `train_metrics` row as
+    `probe/best_call` (the metrics callback, listed after this one, writes it)."""
+
+    def __init__(self, probe: CallProbe, store: Store, run_id: str) -> None:
+        self.probe, self.store, self.run_id = probe, store, run_id
+        self.readings: list[tuple[int, float]] = []
+        self.trainer: Any = None  # set once the trainer exists
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        if state.global_step == 0 and state.is_world_process_zero:
+            value = self.probe.best_probability(model)
+            self.readings.append((0, value))
+            self.store.write_train_metrics([TrainMetricsRecord(
+                run_id=self.run_id, step=0, metrics_json=json.dumps({"probe/best_call": value}))])
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        value = self.probe.best_probability(model)
+        self.readings.append((state.global_step, value))
+        self.trainer.generation_metrics["probe/best_call"] = value

@@ -64,8 +64,10 @@ class GroupScores:
 
 
 def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: float = STD_THRESHOLD,
-               filter_format: bool = True, filter_invalid: bool = True) -> GroupScores:
-    """Rewards, advantages, keep mask and filter reasons of a whole generation batch."""
+               filter_format: bool = True, filter_invalid: bool = True,
+               scale: tuple[float, float] | None = None) -> GroupScores:
+    """Rewards, advantages, keep mask and filter reasons of a whole generation batch; `scale`: cost and
+    latency on a fixed scale (c_ref, l_ref) instead of min-max within the group."""
     fails_format = np.array([filter_format and not r.format_ok for r in rows], dtype=bool)
     fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
     passed = ~(fails_format | fails_invalid)
@@ -76,7 +78,7 @@ def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: floa
                                      pd.DataFrame({"group": [r.group_id for r in rows]}))
     # (B, n + 3): each row its example's P
     P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)
-    R, A, keep = frame.grpo(P, std_threshold, passed)
+    R, A, keep = frame.grpo(P, std_threshold, passed, scale)
     reasons: list[str | None] = []
     for i in range(len(rows)):
         reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i]

@@ -56,7 +56,7 @@ def warm_start_options(config: OrchestraGRPOConfig) -> dict[str, Any]:
         raise LabInputError("warm_start: the config has none; set warm_start.orchestrators, whose "
                             "solved rollouts to learn from")
     return {"limit": None, "samples": 1, "examples_per_task": 2, "epochs": 2, "learning_rate": 1e-3, "batch_size": 8,
-            "max_length": 4096, **options}
+            "max_length": 4096, "select": "best", **options}
 
 
 def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str], console: Console) -> list[str]:
@@ -76,14 +76,16 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
 
 
 def sft_rows(store: Store, run_ids: list[str], environment: TrainingEnvironment, per_task: int,
-             ) -> list[dict[str, Any]]:
+             select: str = "best") -> list[dict[str, Any]]:
     """Dataset rows (`messages`, and under the round protocol `tools`) of the best solved trajectories
-    per training example (see the module docstring)."""
+    per training example (see the module docstring), or with `select="solved"` of any solved trajectory
+    of its task, whatever its P rewards."""
     trajectories = queries.trajectories_df(store, run_ids)
     trajectories = trajectories[trajectories.format_ok & trajectories.valid_output]
     questions = queries.tasks_df(store).set_index(["benchmark", "task_id"]).question
     examples = [e for e in environment.examples(per_task) if e.task_id in set(trajectories.task_id)]
-    chosen = one_per_example(select_best(trajectories, examples, environment.features))
+    chosen = one_per_example(select_best(trajectories, examples, environment.features) if select == "best"
+                             else select_solved(trajectories, examples))
     steps = {run_id: queries.steps_df(store, run_id) for run_id in run_ids}
     observation_chars = environment.config.observation_chars
     rounds = environment.config.protocol == "rounds"
@@ -139,6 +141,17 @@ def one_per_example(chosen: list[tuple[Example, Any]]) -> list[tuple[Example, An
             f"{example.example_id}/{traj.run_id}/{traj.task_id}/{traj.sample_idx}".encode()).hexdigest()
 
     return [min(pairs, key=key) for pairs in by_example.values()]
+
+
+def select_solved(trajectories: pd.DataFrame, examples: list[Example]) -> list[tuple[Example, Any]]:
+    """Per example, every solved trajectory of its task: the route is not chosen by the example's P, so the
+    instruction shown with it predicts nothing, and a model warm-started on them knows the format and the
+    routes that solve but not which one an instruction rewards (the headroom GRPO is to fill)."""
+    solved = [t for t in trajectories.itertuples() if t.outcome == 1]
+    by_task: dict[str, list[Any]] = {}
+    for traj in solved:
+        by_task.setdefault(traj.task_id, []).append(traj)
+    return [(example, traj) for example in examples for traj in by_task.get(example.task_id, [])]
 
 
 def select_best(trajectories: pd.DataFrame, examples: list[Example], features: list[str]) -> list[tuple[Example, Any]]:
@@ -317,11 +330,12 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
                                 "that are not training it")
         console.print(f"warm start: {target} {reason}; rebuilding")
     run_ids = collect_runs(config, store, list(environment.tasks), console)
-    rows = sft_rows(store, run_ids, environment, options["examples_per_task"])
+    rows = sft_rows(store, run_ids, environment, options["examples_per_task"], options["select"])
     if not rows:
         raise LabInputError(f"warm start: the runs {', '.join(run_ids)} solved no task; nothing to learn from")
     unit = "rounds" if config.protocol == "rounds" else "trajectories"
-    console.print(f"warm start: SFT on {len(rows)} {unit} of the best solved trajectories of {len(run_ids)} runs, "
+    which = "the best solved" if options["select"] == "best" else "any solved"
+    console.print(f"warm start: SFT on {len(rows)} {unit} of {which} trajectories of {len(run_ids)} runs, "
                   f"{options['examples_per_task']} training instructions per task")
 
     from datasets import Dataset

@@ -98,11 +98,21 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     stamp = training_fingerprint(config, run_id, source).digest[:8]
     evaluator = CurveEvaluator(config, store, console, tokenizer, run_id, evals, stamp)
     evaluate = EvalCallback(evaluator, config.lab_eval_steps)
+    callbacks: list[Any] = [metrics, evaluate]
+    reader = None
+    if config.learning_check:  # a known best call: its probability on fixed prompts, every step (`trainer.probe`)
+        from trainer.check import training_probe
+        from trainer.probe import ProbeCallback
+
+        reader = ProbeCallback(training_probe(config, environment, tokenizer), store, run_id)
+        callbacks.insert(0, reader)  # before the metrics callback, which writes what it read
     trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
                                    processing_class=tokenizer,
                                    train_dataset=Dataset.from_list([e.row() for e in examples]),
-                                   callbacks=[metrics, evaluate])
+                                   callbacks=callbacks)
     metrics.trainer = trainer
+    if reader is not None:
+        reader.trainer = trainer
     quiet_trainer(trainer)
     status: RunStatus = "failed"
     try:

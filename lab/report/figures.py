@@ -194,6 +194,58 @@ def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = No
     return fig
 
 
+#: The panels of `paired_deltas_figure`: measure -> axis title (cost is a relative change).
+DELTA_PANELS = {"accuracy": "accuracy (share solved)", "cost": "cost (trained / start - 1)",
+                "latency": "latency (s per task)", "U": "utility U"}
+
+
+def paired_deltas_figure(deltas: pd.DataFrame, title: str = "Trained - start (paired; 95% bootstrap CIs over tasks)"
+                         ) -> go.Figure:
+    """A forest plot of a trained model against its start: one panel per measure (accuracy, cost as a
+    percentage change, latency, U), one row per instruction, the paired delta with its 95% CI, and a line
+    at 0 (no change). `deltas` is `lab.report.metrics.paired_deltas`' frame with an `instruction` column
+    (`trainer.evidence.Evidence.deltas`); a `target` column, where present, shades +-target around 0: an
+    interval wider than the shading missed the half-width the run was sized for."""
+    measures = [m for m in DELTA_PANELS if m in set(deltas.measure)] or list(DELTA_PANELS)
+    fig = make_subplots(rows=1, cols=len(measures), shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=[DELTA_PANELS[m] for m in measures])
+    for col, measure in enumerate(measures, start=1):
+        rows = deltas[deltas.measure == measure]
+        labels = [_wrap(str(label)) for label in rows.instruction]
+        target = rows.target.dropna() if "target" in rows else pd.Series(dtype=float)
+        if len(target):
+            fig.add_vrect(x0=-float(target.iloc[0]), x1=float(target.iloc[0]), fillcolor="lightgrey", opacity=0.3,
+                          line_width=0, row=1, col=col)
+        fig.add_vline(x=0, line={"color": "black", "dash": "dot"}, row=1, col=col)
+        fig.add_trace(go.Scatter(
+            x=rows.delta, y=labels, mode="markers", name=measure, showlegend=False,
+            marker={"color": PALETTE[col - 1], "size": 9},
+            error_x={"type": "data", "symmetric": False, "array": rows.ci_high - rows.delta,
+                     "arrayminus": rows.delta - rows.ci_low},
+            customdata=rows[["start", "trained", "ci_low", "ci_high"]],
+            hovertemplate="%{y}<br>delta %{x:.3f} [%{customdata[2]:.3f}, %{customdata[3]:.3f}]<br>"
+                          "start %{customdata[0]:.3f}, trained %{customdata[1]:.3f}<extra>" + measure + "</extra>",
+        ), row=1, col=col)
+        if measure == "cost":
+            fig.update_xaxes(tickformat="+.0%", row=1, col=col)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title=title, template=TEMPLATE, height=120 + 45 * max(deltas.instruction.nunique(), 1)
+                      if "instruction" in deltas else 300)
+    return fig
+
+
+def _wrap(text: str, width: int = 40) -> str:
+    """A long instruction on several lines of at most `width` characters, for an axis label."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "<br>".join([*lines, line])
+
+
 def training_signals_figure(metrics: pd.DataFrame, window: int = 5) -> go.Figure:
     """What each GRPO step trained on, from `train_metrics_df`: reward and solved share, the share of
     groups carrying gradient and each filter's share, cost and latency per rollout (own axes), rows per

@@ -8,7 +8,8 @@ A tau2 conversation may instead run the released evaluation's agent (`RolloutCon
 Conversation protocol, one rollout: system prompt (priced tool catalog + preference instruction), the task,
 then turns of reasoning + tool calls until an answer, the turn limit, the cost cap or the wall-clock cap. The calls of
 one turn run concurrently. Every call, answer and malformed output becomes a `StepRecord`; the
-rollout becomes one `TrajectoryRecord` (and a token-level record when the policy has tokens).
+rollout becomes one `TrajectoryRecord` (and, when the policy has tokens, a token-level record: one for the
+conversation, or under the round protocol one per round).
 
 What the policy sees of the task is a `TaskView` (id and question), unless it is `privileged`.
 A tool may end the episode with an answer (the paper toolkit's `answer`: `meta["final_answer"]`).
@@ -85,19 +86,27 @@ class RolloutResult:
     #: Set when the grader's judge model gave no verdict: the rollout has no grade and must not be stored.
     judge_failed: str | None = None
 
-    def store_item(self) -> tuple[TrajectoryRecord, list[StepRecord], TokenTrajectoryRecord | None]:
-        """What the store writes for this rollout: the trajectory, its steps and its tokens (if any)."""
-        return self.trajectory, self.steps, self.token_record()
+    def store_item(self) -> tuple[TrajectoryRecord, list[StepRecord], list[TokenTrajectoryRecord]]:
+        """What the store writes for this rollout: the trajectory, its steps and its token records."""
+        return self.trajectory, self.steps, self.token_records()
 
-    def token_record(self) -> TokenTrajectoryRecord | None:
-        if self.tokens is None or not self.tokens.completion_ids:
-            return None
+    def token_records(self) -> list[TokenTrajectoryRecord]:
+        """Every token record of the rollout: the conversation's (round -1), and under the round protocol one
+        per round that produced tokens, with whether it ran a valid call. Stored so that what the trainer
+        trained on, round by round, can be inspected and replayed; empty for policies without tokens."""
         t = self.trajectory
-        return TokenTrajectoryRecord(
-            run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step,
-            prompt_ids=self.tokens.prompt_ids, completion_ids=self.tokens.completion_ids,
-            mask=self.tokens.mask, logprobs=self.tokens.logprobs,
-        )
+        key = dict(run_id=t.run_id, task_id=t.task_id, sample_idx=t.sample_idx, train_step=t.train_step)
+        records = []
+        if self.tokens is not None and self.tokens.completion_ids:
+            records.append(TokenTrajectoryRecord(**key, prompt_ids=self.tokens.prompt_ids,
+                                                 completion_ids=self.tokens.completion_ids,
+                                                 mask=self.tokens.mask, logprobs=self.tokens.logprobs))
+        for played in self.rounds:
+            tokens = played.tokens
+            records.append(TokenTrajectoryRecord(**key, round_idx=played.turn, prompt_ids=tokens.prompt_ids,
+                                                 completion_ids=tokens.completion_ids, mask=tokens.mask,
+                                                 logprobs=tokens.logprobs, valid=played.valid))
+        return records
 
 
 async def run_rollout(

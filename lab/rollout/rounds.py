@@ -226,6 +226,9 @@ class RoundRecord:
     tokens: TokenTrajectory
     #: whether the round ran a call; a skipped round is a format error, dropped from training on its own
     valid: bool
+    #: the round's index (its steps' `turn`), stored as the token record's `round_idx`; `play_rounds` always
+    #: sets it (the default serves hand-built records, and the store refuses two of a rollout at one index)
+    turn: int = 0
 
 
 def offered_tools(tools: dict[str, Tool], context: RoundContext, config: RolloutConfig) -> dict[str, Tool]:
@@ -278,7 +281,7 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         parsed = parse_turn(output.text, output.native_calls)
         call, problem_text = first_valid_call(parsed.calls, offered)
         if output.tokens is not None and output.tokens.completion_ids:
-            rounds.append(RoundRecord(output.tokens, valid=call is not None))
+            rounds.append(RoundRecord(output.tokens, valid=call is not None, turn=turn))
         prompt = messages[1]["content"]
         if call is None:
             state.format_ok = False

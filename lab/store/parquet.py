@@ -42,7 +42,7 @@ _RUN_ROWS = {
     "trajectories": "SELECT * FROM trajectories WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step",
     "steps": "SELECT * FROM steps WHERE run_id = $run_id ORDER BY task_id, sample_idx, train_step, turn, call_idx",
     "token_trajectories": "SELECT * FROM token_trajectories WHERE run_id = $run_id ORDER BY "
-                          "task_id, sample_idx, train_step",
+                          "task_id, sample_idx, train_step, round_idx",
     "scorings": "SELECT * FROM scorings WHERE run_id = $run_id ORDER BY scoring_id",
     "scores": "SELECT * FROM scores WHERE run_id = $run_id ORDER BY scoring_id, task_id, sample_idx, train_step",
     "train_metrics": "SELECT * FROM train_metrics WHERE run_id = $run_id ORDER BY step",
@@ -125,7 +125,8 @@ def import_run(store: Store, in_dir: Path) -> str:
             if rows is None or not rows.num_rows:
                 continue
             con.register("_rows", rows)
-            # BY NAME: an export from an older schema lacks later columns; they take their defaults.
+            # BY NAME: an export from an older schema lacks later columns; they take their defaults (a v6
+            # token record, always a conversation's, gets round_idx -1).
             verb = "INSERT OR REPLACE" if table == "tasks" else "INSERT"
             con.execute(f"{verb} INTO {table} BY NAME SELECT * FROM _rows")
             con.unregister("_rows")

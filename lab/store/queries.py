@@ -196,11 +196,12 @@ def tool_calls_df(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
 
 
 def token_trajectories_df(store: Store, run_id: str, train_step: int | None = None) -> pd.DataFrame:
-    """Token ids, masks and logprobs of one run (one training step when given), for the trainer."""
+    """Token ids, masks and logprobs of one run (one training step when given), for the trainer and for
+    replaying what it trained on: one row per rollout, or under the round protocol one per round, in order."""
     return store._read(
         "SELECT * FROM token_trajectories WHERE run_id = $run_id "
         "AND ($train_step IS NULL OR train_step = $train_step) "
-        f"ORDER BY {_TRAJECTORY_ORDER}",
+        f"ORDER BY {_TRAJECTORY_ORDER}, round_idx",
         {"run_id": run_id, "train_step": train_step},
     )
 

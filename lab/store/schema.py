@@ -181,6 +181,30 @@ _V6 = (
         (SELECT run_id FROM runs WHERE json_extract_string(config_json, '$.judge') IS NOT NULL)""",
 )
 
+# The round protocol stores one token record per round, so the round joins the key. DuckDB cannot change a
+# primary key in place: build the new table, copy the rows (all conversation records, round -1), swap.
+_V7 = (
+    """CREATE TABLE token_trajectories_v7 (
+        run_id VARCHAR NOT NULL,
+        task_id VARCHAR NOT NULL,
+        sample_idx BIGINT NOT NULL,
+        train_step BIGINT NOT NULL,
+        round_idx BIGINT NOT NULL DEFAULT -1,
+        prompt_ids INTEGER[] NOT NULL,
+        completion_ids INTEGER[] NOT NULL,
+        mask TINYINT[] NOT NULL,
+        logprobs DOUBLE[] NOT NULL,
+        valid BOOLEAN,
+        PRIMARY KEY (run_id, task_id, sample_idx, train_step, round_idx)
+    )""",
+    """INSERT INTO token_trajectories_v7 (run_id, task_id, sample_idx, train_step, prompt_ids, completion_ids,
+        mask, logprobs)
+        SELECT run_id, task_id, sample_idx, train_step, prompt_ids, completion_ids, mask, logprobs
+        FROM token_trajectories""",
+    "DROP TABLE token_trajectories",
+    "ALTER TABLE token_trajectories_v7 RENAME TO token_trajectories",
+)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial tables", _V1),
@@ -189,6 +213,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "trajectories.criteria_json: per-criterion verdicts (tau2: db, communicate, actions, nl)", _V4),
     Migration(5, "steps.prompt: each round's prompt under the round protocol", _V5),
     Migration(6, "trajectories.exact_correct, judge_correct, judge_cost_usd: grades without and with --judge", _V6),
+    Migration(7, "token_trajectories.round_idx (in the key) and valid: one token record per round", _V7),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -216,7 +241,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "steps": ("run_id", "task_id", "sample_idx", "train_step", "turn", "call_idx"),
     "scorings": ("scoring_id",),
     "scores": ("scoring_id", "run_id", "task_id", "sample_idx", "train_step"),
-    "token_trajectories": ("run_id", "task_id", "sample_idx", "train_step"),
+    "token_trajectories": ("run_id", "task_id", "sample_idx", "train_step", "round_idx"),
     "train_metrics": ("run_id", "step"),
 }
 

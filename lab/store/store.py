@@ -15,7 +15,7 @@ reads) but cannot fail it; poll at human speed.
 
     store = Store(resolve_db_path(None))           # ./orchestra.duckdb unless --db / $ORCHESTRA_DB
     store.write_run(run)
-    store.write_trajectories([(traj, steps, tokens), ...])   # one transaction
+    store.write_trajectories([(traj, steps, tokens), ...])   # one transaction; tokens: a record, a list or None
     done = store.completed_keys(run.run_id)        # resume: skip these
 
 Reads go through the named queries in `lab.store.queries`; nothing outside this package writes SQL.
@@ -60,7 +60,10 @@ DB_ENV_VAR = "ORCHESTRA_DB"
 _BACKOFF_BASE_S = 0.001
 _BACKOFF_CAP_S = 0.05
 
-TrajectoryItem = tuple[TrajectoryRecord, Sequence[StepRecord], TokenTrajectoryRecord | None]
+#: A trajectory, its steps and its token records: one (a conversation), one per round (the round
+#: protocol), or none (a policy without tokens).
+TokenRecords = TokenTrajectoryRecord | Sequence[TokenTrajectoryRecord] | None
+TrajectoryItem = tuple[TrajectoryRecord, Sequence[StepRecord], TokenRecords]
 
 
 class StoreLockedError(LabInputError):
@@ -85,6 +88,15 @@ def _is_lock_conflict(error: duckdb.Error) -> bool:
 def _key(record: BaseModel) -> tuple:
     """The trajectory key of a trajectory, step or token record."""
     return tuple(getattr(record, name) for name in KEYS["trajectories"])
+
+
+def _token_list(tokens: TokenRecords) -> list[TokenTrajectoryRecord]:
+    """A trajectory item's token records as a list: callers pass one record, several (rounds) or None."""
+    if tokens is None:
+        return []
+    if isinstance(tokens, TokenTrajectoryRecord):
+        return [tokens]
+    return list(tokens)
 
 
 class Store:
@@ -224,7 +236,7 @@ class Store:
         self,
         trajectory: TrajectoryRecord,
         steps: Sequence[StepRecord],
-        tokens: TokenTrajectoryRecord | None = None,
+        tokens: TokenRecords = None,
     ) -> None:
         """Write one trajectory with its steps (and tokens) in one transaction; see `write_trajectories`."""
         self.write_trajectories([(trajectory, steps, tokens)])
@@ -234,20 +246,26 @@ class Store:
 
         Re-writing a key replaces the whole trajectory: its old steps and tokens are deleted first
         (tokens too when the new write carries none), so re-running a task is idempotent. Within
-        `items`, the last write of a key wins. Any failure rolls back the whole batch.
+        `items`, the last write of a key wins. Any failure rolls back the whole batch. An item's tokens
+        are one record, a list of them (the round protocol: one per round, told apart by `round_idx`)
+        or None.
         """
-        latest: dict[tuple, TrajectoryItem] = {}
+        latest: dict[tuple, tuple[TrajectoryRecord, Sequence[StepRecord], list[TokenTrajectoryRecord]]] = {}
         for trajectory, steps, tokens in items:
             key = _key(trajectory)
-            strays = [s for s in steps if _key(s) != key] + ([tokens] if tokens and _key(tokens) != key else [])
+            records = _token_list(tokens)
+            strays = [s for s in steps if _key(s) != key] + [k for k in records if _key(k) != key]
             if strays:
                 raise ValueError(f"trajectory {key}: got a step or tokens record keyed {_key(strays[0])}")
-            latest[key] = (trajectory, steps, tokens)
+            rounds = [k.round_idx for k in records]
+            if len(set(rounds)) != len(rounds):
+                raise ValueError(f"trajectory {key}: two token records share a round_idx ({sorted(rounds)})")
+            latest[key] = (trajectory, steps, records)
         if not latest:
             return
         trajectories = [t for t, _, _ in latest.values()]
         all_steps = [s for _, steps, _ in latest.values() for s in steps]
-        all_tokens = [k for _, _, k in latest.values() if k is not None]
+        all_tokens = [k for _, _, records in latest.values() for k in records]
         key_cols = KEYS["trajectories"]
         keys = to_arrow(TrajectoryRecord, trajectories).select(list(key_cols))
         match = " AND ".join(f"t.{c} = k.{c}" for c in key_cols)

@@ -115,14 +115,44 @@ def check(
 def evidence(
     config: Path = ConfigOption,
     db: str | None = DbOption,
-    limit: int | None = typer.Option(None, "--limit", min=1,
-                                     help="Only the first N eval tasks (default: all of the config's families)."),
-    samples: int = typer.Option(2, "--samples", min=1,
-                                help="Rollouts per task, each sampled at the config's temperature."),
+    tasks: int | None = typer.Option(None, "--tasks",
+                                     help="The first N eval tasks (default: all of the config's families)."),
+    limit: int | None = typer.Option(None, "--limit", hidden=True, help="Old name of --tasks."),
+    samples: int | None = typer.Option(None, "--samples",
+                                       help="Rollouts per task, model and instruction, sampled at the config's "
+                                            "temperature (default 8: sized for the target half-widths)."),
+    instruction: list[str] | None = typer.Option(None, "--instruction",
+                                                 help="Only these instructions (repeat): a training wording, "
+                                                      "`held-out`, or `held-out-wordings` (the cost comparison "
+                                                      "in the held-out wordings)."),
+    target_accuracy: float = typer.Option(0.05, "--target-accuracy-halfwidth",
+                                          help="95% CI half-width to reach for the accuracy difference."),
+    target_cost: float = typer.Option(0.10, "--target-cost-halfwidth",
+                                      help="95% CI half-width to reach for the cost ratio (0.10 = 10%)."),
+    html: Path | None = typer.Option(None, "--html", help="Also write the forest plot of the deltas to this file."),
 ) -> None:
-    ("Trained vs warm start (preference score, held-out pairs) and cost under a cost-saving vs "
-     "an accuracy-only instruction.")
-    from trainer.evidence import gather_evidence, print_evidence
+    ("Did GRPO improve on its start? The start and the trained model on the same tasks and samples, per training "
+     "instruction and under held-out pairs: paired deltas of accuracy, cost, latency and U with 95% CIs, and the "
+     "behaviour checks.")
+    from lab.errors import LabInputError
+    from trainer.config import OrchestraGRPOConfig
+    from trainer.evidence import DEFAULT_SAMPLES, evidence_plan, gather_evidence, print_evidence
 
-    loaded, store = _load(config, None, db)
-    print_evidence(gather_evidence(loaded, store, console, limit, samples), console)
+    if tasks is not None and limit is not None and tasks != limit:
+        raise LabInputError(f"--tasks {tasks} and --limit {limit}: give one (--limit is the old name of --tasks)")
+    tasks = tasks if tasks is not None else limit
+    if min(target_accuracy, target_cost) <= 0:
+        raise LabInputError(f"target half-widths {target_accuracy:g} (accuracy), {target_cost:g} (cost): both must be "
+                            "positive")
+    samples = DEFAULT_SAMPLES if samples is None else samples
+    loaded = OrchestraGRPOConfig.from_yaml(config)
+    evidence_plan(loaded, tasks, samples, instruction)   # bad input: one line, before the store or any model
+    store = open_store(db or loaded.db)
+    result = gather_evidence(loaded, store, console, tasks, samples, instruction,
+                             targets={"accuracy": target_accuracy, "cost": target_cost})
+    print_evidence(result, console)
+    if html is not None:
+        from lab.report.figures import figures_html
+
+        html.write_text(figures_html({"paired_deltas": result.figure()}, title="Trained vs start"))
+        console.print(f"forest plot: {html}")

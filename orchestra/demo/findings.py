@@ -24,6 +24,8 @@ from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, De
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
 
+    from trainer.evidence import Evidence
+
 
 @dataclass
 class Findings:
@@ -138,6 +140,27 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
                     rounds=_rounds(store, runs, plan.compared_turns), curve=learning_curve_df(store, train),
                     train_metrics=queries.train_metrics_df(store, train))
+
+
+def evidence_lines(evidence: Evidence) -> list[str]:
+    """What `trainer.evidence.gather_evidence` found, one line per instruction (the paired deltas, trained -
+    start, with 95% CIs), one per behaviour check, and whether the target half-widths were reached. The demo
+    does not run it among its stages (see docs/training.md for its time); a caller that has one prints these."""
+    lines = [f"GRPO against its start ({evidence.tasks} tasks x {evidence.samples} samples, paired by task and "
+             "sample; trained - start, 95% CI):"]
+    for instruction, rows in evidence.deltas.groupby("instruction", sort=False):
+        by = rows.set_index("measure")
+        a, c, t, u = (by.loc[m] for m in ("accuracy", "cost", "latency", "U"))
+        lines.append(f"Under {instruction!r}: accuracy {a.delta:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] "
+                     f"({a.start:.2f} -> {a.trained:.2f}), cost {c.delta:+.0%} [{c.ci_low:+.0%}, {c.ci_high:+.0%}], "
+                     f"latency {t.delta:+.1f} s [{t.ci_low:+.1f}, {t.ci_high:+.1f}], U {u.delta:+.3f} "
+                     f"[{u.ci_low:+.3f}, {u.ci_high:+.3f}].")
+    for check in evidence.checks.itertuples():
+        shown = "{:+.0%}" if "saving" in check.check else "{:+.3f}"
+        lines.append(f"Check, {check.check} ({check.model}): {shown.format(check.value)} "
+                     f"[{shown.format(check.ci_low)}, {shown.format(check.ci_high)}]: {check.verdict}.")
+    lines.extend(f"Half-width, {line}." for line in evidence.target_lines())
+    return lines
 
 
 def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame:

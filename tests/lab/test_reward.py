@@ -396,3 +396,42 @@ def test_unsolved_earn_nothing_and_filtered_carry_no_advantage(data, P, threshol
                         FILTER_TOOLS, np.array(P), [groups[i] for i in idx], threshold)
         for got, expected in zip((R[idx], A[idx], keep[idx]), alone):
             np.testing.assert_array_equal(got, expected)
+
+
+# ---------------------------------------------------------------- fixed-scale cost and latency (a variant)
+
+costs = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
+latencies = st.floats(min_value=0.0, max_value=600.0, allow_nan=False)
+
+
+@given(st.lists(st.tuples(costs, latencies, st.sampled_from([0.0, 1.0])), min_size=2, max_size=8),
+       st.floats(min_value=1e-4, max_value=1.0), st.floats(min_value=0.1, max_value=300.0))
+@settings(max_examples=200, deadline=None)
+def test_on_a_fixed_scale_spending_more_never_pays_and_failing_never_beats_solving(rows, cost_ref, latency_ref):
+    M = np.array([[0.0, solved, -cost, -latency] for cost, latency, solved in rows])
+    P = np.array([0.0, 1.0, 1.0, 1.0])
+    R = lab.reward.preference_rewards(M, P, scale=(cost_ref, latency_ref))
+    assert np.isfinite(R).all() and (R[M[:, 1] == 0] == 0).all()
+    # gaming: the same row made costlier (or slower) scores no higher, beside any group
+    dearer = M.copy()
+    dearer[0, 2] -= 1.0
+    dearer[0, 3] -= 10.0
+    assert lab.reward.preference_rewards(dearer, P, scale=(cost_ref, latency_ref))[0] <= R[0]
+    # a solved row scores above every failure of its group whenever the outcome column separates them
+    if (M[:, 1] == 1).any() and (M[:, 1] == 0).any():
+        assert R[M[:, 1] == 1].min() > 0
+
+
+def test_on_a_fixed_scale_token_noise_within_one_route_is_not_stretched_to_a_full_unit():
+    rng = np.random.default_rng(0)
+    cost = 0.02 * np.exp(rng.normal(0, 0.1, 8))        # eight rollouts of one route: 10% token noise
+    M = np.column_stack([np.ones(8), np.ones(8), -cost, -np.full(8, 30.0)])
+    P = np.array([0.0, 1.0, 1.0, 0.0])
+    group = lab.reward.preference_rewards(M, P)
+    fixed = lab.reward.preference_rewards(M, P, scale=(0.02, 60.0))
+    assert np.ptp(group) == pytest.approx(1.0) and np.ptp(fixed) < 0.1
+
+
+def test_a_fixed_scale_needs_positive_references():
+    with pytest.raises(LabInputError, match="c_ref and l_ref"):
+        lab.reward.preference_rewards(np.array([[0.0, 1.0, -0.1, -1.0]]), np.array([0, 1, 1, 1.0]), scale=(0.0, 1.0))

@@ -95,3 +95,16 @@ def test_the_cli_refuses_a_best_call_outside_the_toolkit_with_exit_2_and_creates
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and "answer:answer-7" in lines[0], result.stderr
     assert not (tmp_path / "db.duckdb").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_training_run_with_a_learning_check_logs_the_best_calls_probability_from_step_0(tmp_path):
+    from trainer.train import run_training
+
+    config = OrchestraGRPOConfig.from_yaml(CHECK, db=str(tmp_path / "db.duckdb"), output_dir=str(tmp_path / "out"),
+                                           max_steps=1)
+    store = open_store(tmp_path / "db.duckdb")
+    summary = run_training(config, store, Console(quiet=True))
+    rows = store._read("SELECT step, metrics_json FROM train_metrics WHERE run_id = ? ORDER BY step",
+                       [summary.run_id])
+    probes = [json.loads(m).get("probe/best_call") for m in rows.metrics_json]
+    assert list(rows.step) == [0, 1] and all(p is not None and 0 <= p <= 1 for p in probes)

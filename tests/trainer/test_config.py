@@ -34,6 +34,12 @@ def write(tmp_path, text):
     ("lr_scheduler_type: wobbly\n", "expected one of 'linear', 'cosine'"),
     ("warm_start: {orchestrators: [scripted:random], epochs: many}\n", "field 'warm_start.epochs'"),
     ("warm_start: {orchestrators: [scripted:random], epoch: 3}\n", "warm_start: unknown key 'epoch'"),
+    ("warm_start: {orchestrators: [scripted:random], select: best-of}\n", "warm_start.select: 'best-of'"),
+    ("reward_scale: wobbly\n", "reward_scale 'wobbly'"),
+    ("reward_scale: fixed\nreward_cost_ref_usd: 0\n", "reward_cost_ref_usd and reward_latency_ref_s must be > 0"),
+    ("format_penalty: 1.0\n", "applies under protocol: rounds"),
+    ("format_penalty: lots\n", "field 'format_penalty': got 'lots' (str), expected float"),
+    ("learning_check: {best: [answer]}\n", "field 'learning_check.best'"),
 ])
 def test_a_bad_config_is_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
     path = write(tmp_path, f"output_dir: {tmp_path}/out\n" + text)

@@ -1,6 +1,6 @@
-"""`orchestra train evidence` on tiny models: every comparison it reports is made from logged runs that
-showed the instructions it says (held-out pairs, the held-out and the training wordings), on the same
-tasks, for the trained policy and its warm start."""
+"""`orchestra train evidence` on tiny models: the start and the trained model answer the same tasks and
+samples under every training instruction and the held-out pairs, each comparison is made pair by pair
+from logged runs, and bad input is refused in one line before any model runs."""
 
 from __future__ import annotations
 
@@ -12,64 +12,114 @@ from rich.console import Console
 
 from lab.errors import LabInputError
 from lab.preference import logged_instruction, preference_pairs
+from lab.report.figures import paired_deltas_figure
 from lab.store import Store, queries
-from tests.conftest import TINY_MODEL
+from orchestra.demo.findings import evidence_lines
+from tests.conftest import TINY_MODEL, orchestra
 from trainer.config import OrchestraGRPOConfig
-from trainer.evidence import TRAIN_ACCURACY_ONLY, TRAIN_COST_SAVING, gather_evidence, print_evidence
+from trainer.curve import curve_instructions
+from trainer.evidence import ACCURACY_ONLY, HELD_OUT_WORDINGS, evidence_plan, gather_evidence, print_evidence
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
 
-pytestmark = pytest.mark.slow
+
+def tiny_config(tmp_path, **overrides) -> OrchestraGRPOConfig:
+    values = dict(output_dir=str(tmp_path / "out"), run_name="evidence-test", model="tiny-qwen3", tiny_model=TINY_MODEL,
+                  toolkit="paper-small", families=["frames", "hle"], max_turns=2, turn_max_new_tokens=8,
+                  observation_chars=100, report_to="none", seed=0)
+    return OrchestraGRPOConfig(**{**values, **overrides})
 
 
-def test_evidence_compares_logged_runs_of_both_models_on_the_same_tasks(tmp_path, world):
-    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), run_name="evidence-test", model="tiny-qwen3",
-                                 tiny_model=TINY_MODEL, toolkit="paper-small", families=["frames", "hle"], max_turns=2,
-                                 turn_max_new_tokens=8, observation_chars=100, report_to="none", seed=0)
-    built = resolve_model(config.model, config.tiny_model, config.seed)
-    shutil.copytree(built, config.output_dir)           # stands in for the trained model
-    shutil.copytree(built, warm_start_dir(config))       # and for its warm start
+@pytest.mark.slow
+def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(tmp_path, world):
+    """No warm start: the start is the base model; the 'trained' model is a copy of it. Both draw the
+    same random numbers for sample k of a task, so every rollout repeats its partner: every delta is 0
+    with a zero-width CI, which holds only if runs are paired by task and sample."""
+    config = tiny_config(tmp_path)
+    start = resolve_model(config.model, config.tiny_model, config.seed)
+    shutil.copytree(start, config.output_dir)
     store = Store(tmp_path / "store.duckdb")
-    console = Console(record=True, width=140)
-    evidence = gather_evidence(config, store, console, limit=3, samples=2)
+    console = Console(record=True, width=200)
+    evidence = gather_evidence(config, store, console, tasks=2, samples=2)
 
-    assert len(set(evidence.run_ids.values())) == 12
+    instructions = [c.label for c in curve_instructions(config)] + ["held-out"]
+    assert list(dict.fromkeys(evidence.deltas.instruction)) == instructions
+    assert len(evidence.run_ids) == 2 * len(instructions) + 2 and len(set(evidence.run_ids.values())) == len(
+        evidence.run_ids)
     runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
     assert (runs.kind == "eval").all() and (runs.status == "finished").all()
     trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
-    assert trajs.groupby("run_id").task_id.apply(frozenset).nunique() == 1 and trajs.task_id.nunique() == 3
-    greedy = {run_id for name, run_id in evidence.run_ids.items() if name.endswith("greedy")}
-    assert len(greedy) == 4
-    sampled = trajs[~trajs.run_id.isin(greedy)]
-    assert (sampled.groupby(["run_id", "task_id"]).size() == 2).all()       # the policy as trained: sampled
-    assert (trajs[trajs.run_id.isin(greedy)].groupby(["run_id", "task_id"]).size() == 1).all()  # and greedy, once
-    temperatures = {run_id: json.loads(c)["temperature"] for run_id, c in runs.config_json.items()}
-    assert {t for r, t in temperatures.items() if r not in greedy} == {config.temperature}
-    assert {t for r, t in temperatures.items() if r in greedy} == {0.0}
-    for part in (evidence.preference, evidence.cost, evidence.cost_train_wording, evidence.cost_train_wording_warm,
-                 evidence.greedy_preference, evidence.greedy_cost_train_wording):
-        assert part["n_tasks"] == 3
+    assert (trajs.groupby(["run_id", "task_id"]).size() == 2).all() and trajs.task_id.nunique() == 2
+    configs = {run_id: json.loads(text) for run_id, text in runs.config_json.items()}
+    assert {c["temperature"] for c in configs.values()} == {config.temperature}
+    assert {c["orchestrator"] for name, c in ((n, configs[r]) for n, r in evidence.run_ids.items())
+            if name.startswith("start")} == {f"hf:{start}"}
     held_out = {p.instruction for p in preference_pairs("eval")}
-    for name, run_id in evidence.run_ids.items():
-        shown = {logged_instruction(runs.loc[run_id, "config_json"], t) for t in trajs[trajs.run_id == run_id].task_id}
-        if "train wording" in name:
-            assert shown <= {TRAIN_COST_SAVING, TRAIN_ACCURACY_ONLY} and len(shown) == 1
-        else:
-            assert shown <= held_out
-    warm_config = json.loads(runs.loc[evidence.run_ids["warm start held-out"], "config_json"])
-    assert warm_config["orchestrator"].endswith("warm-start")
+    for name, run_id in evidence.run_ids.items():   # each run showed the instruction it is named for
+        shown = {logged_instruction(configs[run_id], t) for t in trajs[trajs.run_id == run_id].task_id}
+        label = name.split(" | ")[1]
+        assert shown <= held_out if "held-out" in label else shown == {label}
+
+    deltas = evidence.deltas
+    assert set(deltas.measure) == {"accuracy", "cost", "latency", "U"} and (deltas.n_tasks == 2).all()
+    finite = deltas.dropna(subset=["delta"])
+    assert (finite[["delta", "ci_low", "ci_high", "half_width"]].abs() < 1e-9).all().all()
+    assert set(evidence.checks.model) <= {"trained", "start"} and len(evidence.checks) >= 3
+    assert evidence.checks.check.str.contains("accuracy not lower").any()
+
     print_evidence(evidence, console)
     text = console.export_text()
-    assert "saving (training wordings), warm start" in text
-    assert f"temperature {config.temperature:g}, 2 rollouts per task" in text
-    assert "greedy: trained - warm start" in text
+    assert "2 tasks x 2 samples" in text and "Behaviour checks" in text and "Get the answer right" in text
+    assert "{" not in text.split("runs: ")[0]   # tables, no raw dicts
+    lines = evidence_lines(evidence)
+    assert any("accuracy +0.000 [+0.000, +0.000]" in line for line in lines)
+    assert len(paired_deltas_figure(evidence.deltas).data) == 4
 
 
-def test_evidence_refuses_a_greedy_config(tmp_path):
-    config = OrchestraGRPOConfig(output_dir=str(tmp_path / "out"), model="tiny-qwen3", tiny_model=TINY_MODEL,
-                                 temperature=0.0, report_to="none")
+def test_a_subset_of_instructions_keeps_the_tasks_and_samples(tmp_path, world):
+    config = tiny_config(tmp_path, warm_start={"orchestrators": ["scripted:random"]})
     for folder in (tmp_path / "out", warm_start_dir(config)):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "config.json").write_text("{}")
-    with pytest.raises(LabInputError, match="temperature"):
-        gather_evidence(config, Store(tmp_path / "store.duckdb"), Console(), limit=1)
+    plan = evidence_plan(config, tasks=5, samples=3, instructions=["held-out"])
+    assert [c.label for c in plan.instructions] == ["held-out"] and not plan.held_out_wordings
+    assert plan.start == warm_start_dir(config) and len(plan.task_ids) == 5 and plan.samples == 3
+    whole = evidence_plan(config, samples=3)
+    assert whole.held_out_wordings and plan.task_ids == whole.task_ids[:5] and whole.runs == 2 * 7 + 2
+    assert evidence_plan(config, 5, 3, [HELD_OUT_WORDINGS]).runs == 2
+
+
+@pytest.mark.parametrize("overrides, kwargs, folders, message", [
+    ({}, {"samples": 0}, ("out", "out/warm-start"), "at least one rollout"),
+    ({"temperature": 0.0}, {"samples": 2}, ("out", "out/warm-start"), "greedy samples"),
+    ({}, {"samples": 2}, ("out/warm-start",), "no trained model"),
+    ({}, {"samples": 2}, ("out",), "no start model"),
+    ({}, {"samples": 2, "tasks": 10_000}, ("out", "out/warm-start"), "has 145 tasks"),
+    ({}, {"samples": 2, "tasks": 0}, ("out", "out/warm-start"), "at least one task"),
+    ({}, {"samples": 2, "instructions": ["be nice"]}, ("out", "out/warm-start"), "not one of"),
+])
+def test_bad_input_is_one_line_before_any_model_runs(tmp_path, world, overrides, kwargs, folders, message):
+    config = tiny_config(tmp_path, warm_start={"orchestrators": ["scripted:random"]}, **overrides)
+    for folder in folders:
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "config.json").write_text("{}")
+    with pytest.raises(LabInputError, match=message) as info:
+        evidence_plan(config, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_greedy_decoding_is_one_sample(tmp_path, world):
+    config = tiny_config(tmp_path, temperature=0.0)
+    shutil.copytree(resolve_model(config.model, config.tiny_model, config.seed), config.output_dir)
+    assert evidence_plan(config, tasks=1, samples=1).samples == 1
+    assert ACCURACY_ONLY == "outcome=1"
+
+
+@pytest.mark.slow
+def test_the_command_refuses_a_missing_model_with_exit_2(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text(f"output_dir: {tmp_path / 'nothing'}\nwarm_start: {{orchestrators: [scripted:random]}}\n")
+    result = orchestra("train", "evidence", "--config", str(config), db=tmp_path / "store.duckdb")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "no trained model" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "store.duckdb").exists()   # refused before the store was opened

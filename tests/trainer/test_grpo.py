@@ -391,3 +391,59 @@ def test_training_steps_on_toolscale_tasks_talk_to_the_user(tmp_path, monkeypatc
     calculator = steps[steps.tool_name == "calculate"]
     assert len(calculator) == 4 and "42" in calculator.observation.iloc[0]
     assert (steps.kind == "user").sum() >= 4  # every rollout's answer reached the simulated user, who replied
+
+
+@pytest.fixture(scope="module")
+def trained_on_rounds(tmp_path_factory):
+    """One GRPO step under the round protocol, the tiny model sampling for itself (no script): the stored
+    log-probabilities are its sampler's own, so a stored round can be replayed against them."""
+    tmp = tmp_path_factory.mktemp("grpo-rounds")
+    store = Store(tmp / "store.duckdb")
+    summary = run_training(config(tmp, protocol="rounds", task_limit=2, examples_per_task=1, num_generations=2,
+                                  per_device_train_batch_size=4, max_turns=2, turn_max_new_tokens=16, max_steps=1,
+                                  lab_eval_limit=0, temperature=1.0), store, Console(quiet=True))
+    return store, summary
+
+
+def test_a_round_protocol_run_stores_each_rounds_tokens_as_its_sampler_gave_them(trained_on_rounds):
+    store, summary = trained_on_rounds
+    tokens = queries.token_trajectories_df(store, summary.run_id)
+    steps = queries.steps_df(store, summary.run_id)
+    rollout = ["task_id", "sample_idx"]
+    # one record per round, keyed by the round's `steps.turn`
+    assert (tokens.groupby(rollout).round_idx.apply(list).to_dict()
+            == steps.groupby(rollout).turn.apply(lambda turns: sorted(set(turns))).to_dict())
+    assert len(tokens) == queries.trajectories_df(store, [summary.run_id]).n_turns.sum() > 4
+    skipped = set(steps[steps.kind == "format_error"][[*rollout, "turn"]].itertuples(index=False, name=None))
+    assert tokens.valid.tolist() == [(r.task_id, r.sample_idx, r.round_idx) not in skipped for r in tokens.itertuples()]
+    # the ids and log-probabilities the trainer held for its rows, unchanged
+    sampled = {(r.trajectory.task_id, r.trajectory.sample_idx, played.turn): played.tokens
+               for r in summary.trainer._results for played in r.rounds}
+    assert len(sampled) == len(tokens)
+    for row in tokens.itertuples():
+        held = sampled[(row.task_id, row.sample_idx, row.round_idx)]
+        assert (list(row.prompt_ids), list(row.completion_ids), list(row.mask), list(row.logprobs)) == (
+            held.prompt_ids, held.completion_ids, held.mask, held.logprobs)
+
+
+def test_a_stored_round_replays_to_its_stored_log_probabilities(trained_on_rounds):
+    """Prompt ids + completion ids through the model that sampled them (the start model: step 1's rollouts come
+    before its update), at temperature 1, give the stored log-probabilities on the tokens it sampled."""
+    from transformers import AutoModelForCausalLM
+
+    store, summary = trained_on_rounds
+    model = AutoModelForCausalLM.from_pretrained(summary.start_model).eval()
+    tokens = queries.token_trajectories_df(store, summary.run_id, train_step=1)
+    assert len(tokens)
+    for row in tokens.itertuples():
+        prompt, completion = list(row.prompt_ids), list(row.completion_ids)
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + completion])).logits[0, len(prompt) - 1:-1]  # (completion, vocab)
+        replayed = torch.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor(completion)[:, None])[:, 0]
+        sampled = torch.tensor(list(row.mask)) == 1
+        assert sampled.any()
+        stored = torch.tensor(list(row.logprobs))
+        torch.testing.assert_close(replayed[sampled], stored[sampled].to(replayed.dtype), atol=1e-3, rtol=0)
+        # the test can fail: the completion read one token late gives other numbers
+        shifted = torch.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor(completion).roll(1)[:, None])[:, 0]
+        assert not torch.allclose(shifted[sampled], stored[sampled].to(replayed.dtype), atol=1e-3)

@@ -50,3 +50,20 @@ def test_with_nothing_kept_one_empty_row_carries_no_gradient():
     assert batch["completion_mask"].sum() == 0 and batch["advantages"].tolist() == [0.0]
     padded = round_batch(round_rows([result(([1], [2], True))], [1.0], [True])[0], pad_id=0, device="cpu", multiple=4)
     assert padded["completion_mask"].sum(1).tolist() == [1, 0, 0, 0]
+
+
+def test_with_a_format_penalty_a_malformed_round_trains_against_itself_whatever_its_rollout():
+    a = result(([1, 2], [7, 8], True), ([1, 3], [9], False))
+    b = result(([5], [6], False))
+    rows, skipped = round_rows([a, b], advantages=[0.8, 0.0], keep=[True, False], format_penalty=0.5)
+    assert [(r.prompt_ids, r.advantage) for r in rows] == [([1, 2], 0.8), ([1, 3], -0.5), ([5], -0.5)]
+    assert skipped == 2
+
+
+def test_the_batch_carries_the_samplers_log_probabilities_where_the_mask_is_1():
+    record = RoundRecord(TokenTrajectory(prompt_ids=[1], completion_ids=[7, 8, 2], mask=[1, 1, 0],
+                                         logprobs=[-0.5, -0.25, 0.0]), True)
+    trajectory = result(([1], [2], True)).trajectory
+    rows, _ = round_rows([RolloutResult(trajectory, [], rounds=[record])], advantages=[1.0], keep=[True])
+    batch = round_batch([*rows, *round_rows([result(([3], [4], True))], [1.0], [True])[0]], pad_id=0, device="cpu")
+    assert batch["sampling_per_token_logps"].tolist() == [[-0.5, -0.25, 0.0], [0.0, 0.0, 0.0]]

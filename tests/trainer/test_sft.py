@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tests.conftest import TINY_MODEL
 from trainer.examples import Example
 from trainer.models import CHATML_TRAINING_TEMPLATE, build_tiny_qwen3
-from trainer.sft import labelled_positions_trainer, select_best
+from trainer.sft import labelled_positions_trainer, select_best, select_solved
 
 FEATURES = ["search-1", "answer-1", "answer-2"]
 
@@ -145,6 +145,15 @@ def test_each_example_teaches_one_of_its_best_routes_so_instructions_weigh_the_s
     assert sorted(e.instruction for e, _ in picked) == ["accuracy", "cheap please"]
     assert dict((e.instruction, t.run_id) for e, t in picked)["cheap please"] == "cheap"
     assert one_per_example(select_best(GROUP, examples, FEATURES)) == picked  # the same pick every time
+
+
+def test_select_solved_offers_every_instruction_the_same_solved_routes_whatever_its_p():
+    examples = [example({"outcome": 1, "compute": 1}, name="cheap please"), example({"outcome": 1}, name="accuracy"),
+                example({"outcome": 1, "answer-1": 1}, name="gpt-5 please")]
+    offered = {}
+    for ex, traj in select_solved(GROUP, examples):
+        offered.setdefault(ex.instruction, set()).add(traj.run_id)
+    assert offered == dict.fromkeys(["cheap please", "accuracy", "gpt-5 please"], {"strong", "cheap"})
 
 
 def test_a_warm_start_is_reused_only_when_its_fingerprint_matches(tmp_path, monkeypatch):

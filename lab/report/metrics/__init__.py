@@ -4,7 +4,8 @@ One submodule per job, every public name re-exported here: `accuracy` (per task,
 paired tests), `tools` (tool calls, delegation bias, display labels), `preference` (preference scores,
 paired preference and cost comparisons, on `lab.scoring`'s feature frame), `frontier` (Pareto frontier
 and its area, router metrics, turn budgets, re-priced costs), `curve` (a training run's learning curve:
-the absolute utility U on a scale fixed per run).
+the absolute utility U on a scale fixed per run), `paired` (a trained model against its start on the same
+tasks and samples: paired deltas, behaviour checks, and the tasks x samples a target half-width needs).
 
 Nothing here reads the store or draws: `lab.report.api` loads the frames, these functions compute, and
 `lab.report.figures` / `lab.report.tables` present. Inputs are the store's own frames
@@ -44,6 +45,17 @@ from lab.report.metrics.frontier import (
     router_table,
     turn_budget_curves,
 )
+from lab.report.metrics.paired import (
+    instruction_kind,
+    needed_size,
+    paired_deltas,
+    paired_differences,
+    paired_rows,
+    paired_saving,
+    power_table,
+    variance_components,
+    verdict,
+)
 from lab.report.metrics.preference import paired_cost_saving, paired_preference_scores, preference_scores
 from lab.report.metrics.tools import (
     FAMILIES,
@@ -70,14 +82,21 @@ __all__ = [
     "delegation_bias",
     "fixed_scale",
     "frontier_auc",
+    "instruction_kind",
     "learning_curve",
     "model_family",
+    "needed_size",
     "orchestrator_label",
     "paired_comparisons",
     "paired_cost_saving",
+    "paired_deltas",
+    "paired_differences",
     "paired_preference_scores",
+    "paired_rows",
+    "paired_saving",
     "pareto_points",
     "per_task",
+    "power_table",
     "preference_scores",
     "repriced_table",
     "router_table",
@@ -87,4 +106,6 @@ __all__ = [
     "tool_label",
     "turn_budget_curves",
     "utility",
+    "variance_components",
+    "verdict",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
+from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, TokenTrajectory, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.store import Store, queries
 from lab.testing import OpenAICompatServer
@@ -170,6 +170,16 @@ class Raising:
             def token_trajectory(self):
                 return None
         return S()
+
+
+def test_a_conversation_is_one_token_record_outside_any_round():
+    """The conversation's tokens are one record at round -1 (no validity: malformed turns sit inside it);
+    a policy without tokens stores none."""
+    result = rollout(Turns("<answer>42</answer>"), [])
+    assert result.token_records() == []
+    result.tokens = TokenTrajectory(prompt_ids=[1], completion_ids=[2, 3], mask=[1, 1], logprobs=[-0.5, -0.25])
+    (record,) = result.token_records()
+    assert (record.task_id, record.round_idx, record.valid, record.completion_ids) == ("t1", -1, None, [2, 3])
 
 
 def test_a_policy_that_raises_ends_only_its_rollout():

@@ -15,9 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.errors import LabInputError
-from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
+from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, TokenTrajectory, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.rollout.rounds import ROUND_SYSTEM, RoundContext, cut_front, load_catalog, round_catalog, round_messages
+from lab.store import Store, queries
 from lab.tools.base import Observation, ToolContext, estimate_tokens
 from lab.tools.paper import paper_parameters
 from lab.toolspec import ToolSpec
@@ -123,6 +124,36 @@ def test_only_answer_ends_a_task_and_skipped_rounds_count():
     assert kinds == ["format_error", "format_error", "format_error", "tool", "answer"]
     assert result.trajectory.n_turns == 4 and not result.trajectory.format_ok
     assert result.trajectory.final_answer == "Ada Brook"
+
+
+class TokenRounds(Rounds):
+    """`Rounds` whose outputs carry token ids, as an `hf:` policy's do: round r reads [r] and samples [10 + r]."""
+
+    def session(self, task, specs, seed):
+        inner, policy = super().session(task, specs, seed), self
+
+        class Session:
+            async def generate(self, messages, tools=None, observations=None):
+                output = await inner.generate(messages, tools, observations)
+                r = len(policy.seen) - 1
+                output.tokens = TokenTrajectory(prompt_ids=[r], completion_ids=[10 + r], mask=[1], logprobs=[-0.5 - r])
+                return output
+
+            def token_trajectory(self):
+                return None
+
+        return Session()
+
+
+def test_each_round_stores_its_tokens_with_its_index_and_whether_it_ran_a_call(tmp_path):
+    result, _ = play(TokenRounds("no call at all", call("search"), call("answer")))
+    store = Store(tmp_path / "s.duckdb")
+    store.write_trajectories([result.store_item()])
+    stored = queries.token_trajectories_df(store, "r")
+    assert stored.round_idx.tolist() == [0, 1, 2] == sorted({s.turn for s in result.steps})  # steps.turn
+    assert [list(c) for c in stored.completion_ids] == [[10], [11], [12]]
+    assert [list(lp) for lp in stored.logprobs] == [[-0.5], [-1.5], [-2.5]]
+    assert stored.valid.tolist() == [False, True, True]  # the first round trained as a format error
 
 
 def test_a_round_limit_without_answer_stores_no_answer():

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from lab.errors import LabInputError
@@ -139,3 +140,25 @@ def test_a_training_run_travels_with_its_metrics_per_step(tmp_path: Path) -> Non
     import_run(target, tmp_path / "export")
     assert q.train_metrics_df(target, "train-1").empty  # replaced by the export's (absent) metrics
     _assert_same(_frames(source, "train-1"), _frames(target, "train-1"))
+
+
+def test_a_round_protocol_run_travels_with_a_token_record_per_round_and_a_v6_export_still_imports(
+        tmp_path: Path) -> None:
+    """Token records are keyed by round (v7): every round crosses over; a token table exported before v7 has
+    no `round_idx` or `valid` column, and its records (conversations) import as round -1."""
+    source, target = Store(tmp_path / "a.duckdb"), Store(tmp_path / "b.duckdb")
+    _fill(source, "rounds", 1)
+    key = dict(run_id="rounds", task_id="t0")
+    rounds = [TokenTrajectoryRecord(**key, round_idx=r, prompt_ids=[r], completion_ids=[8], mask=[1],
+                                    logprobs=[-0.5 * r], valid=r > 0) for r in range(3)]
+    source.write_trajectory(TrajectoryRecord(**key, n_turns=3), [], rounds)
+    assert export_run(source, "rounds", tmp_path / "export")["token_trajectories"] == 3
+    import_run(target, tmp_path / "export")
+    _assert_same(_frames(source, "rounds"), _frames(target, "rounds"))
+    assert q.token_trajectories_df(target, "rounds").round_idx.tolist() == [0, 1, 2]
+    _fill(source, "old", 2)
+    export_run(source, "old", tmp_path / "old")
+    tokens = pq.read_table(tmp_path / "old" / "token_trajectories.parquet")
+    pq.write_table(tokens.drop_columns(["round_idx", "valid"]), tmp_path / "old" / "token_trajectories.parquet")
+    import_run(target, tmp_path / "old")
+    _assert_same(_frames(source, "old"), _frames(target, "old"))

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from lab.errors import LabInputError
+from lab.records import TokenTrajectoryRecord, TrajectoryRecord
 from lab.store import Store, resolve_db_path, schema
-from lab.store.queries import runs_df, trajectories_df
+from lab.store.queries import runs_df, token_trajectories_df, trajectories_df
 
 
 def _columns(db: Path, table: str) -> list[tuple[str, str]]:
@@ -199,7 +200,41 @@ def test_a_v5_file_gets_its_grades_by_exact_match_and_by_judge_from_what_it_logg
                      ("plain", "cut"): (None, None), ("judged", "right"): (None, True),
                      ("judged", "wrong"): (None, False), ("judged", "cut"): (None, None)}
     assert (trajs.judge_cost_usd == 0).all()
-    assert _versions(db)[-1] == schema.latest_version() == 6
+    assert _versions(db)[-1] == schema.latest_version()
+
+
+def test_a_v6_file_keeps_its_token_records_as_conversations_and_takes_one_per_round(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """v7 rebuilds token_trajectories with `round_idx` in the key: rows written before it are whole
+    conversations (round -1, no validity), copied intact; rounds of one rollout then store side by side."""
+    db = tmp_path / "v6.duckdb"
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:6])
+    Store(db)
+    con = duckdb.connect(str(db))
+    try:
+        for task_id, prompt in (("a", [1, 2]), ("b", [3])):
+            con.execute("INSERT INTO token_trajectories VALUES ('r', ?, 0, 1, ?, [7, 8, 9], [1, 0, 1], "
+                        "[-0.25, 0.0, -1.5])", [task_id, prompt])
+    finally:
+        con.close()
+    monkeypatch.undo()
+    store = Store(db)
+    assert _versions(db) == [m.version for m in schema.MIGRATIONS]
+    tokens = token_trajectories_df(store, "r")
+    assert tokens.task_id.tolist() == ["a", "b"] and tokens.round_idx.tolist() == [-1, -1]
+    assert [list(p) for p in tokens.prompt_ids] == [[1, 2], [3]] and tokens.valid.isna().all()
+    assert all(list(c) == [7, 8, 9] and list(m) == [1, 0, 1] and list(lp) == [-0.25, 0.0, -1.5]
+               for c, m, lp in zip(tokens.completion_ids, tokens["mask"], tokens.logprobs))
+    assert _columns(db, "token_trajectories") == _columns_of_a_new_file(tmp_path)
+    rounds = [TokenTrajectoryRecord(run_id="r", task_id="c", train_step=1, round_idx=r, completion_ids=[5], mask=[1],
+                                    logprobs=[-0.1], valid=True) for r in (0, 1)]
+    store.write_trajectory(TrajectoryRecord(run_id="r", task_id="c", train_step=1), [], rounds)
+    assert token_trajectories_df(store, "r").round_idx.tolist() == [-1, -1, 0, 1]
+
+
+def _columns_of_a_new_file(tmp_path: Path) -> list[tuple[str, str]]:
+    Store(tmp_path / "new.duckdb")
+    return _columns(tmp_path / "new.duckdb", "token_trajectories")
 
 
 def _grade(value: object) -> bool | None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from lab.errors import LabInputError
@@ -113,6 +114,22 @@ def test_rewriting_a_trajectory_replaces_it_whole(store: Store) -> None:
     assert q.steps_df(store, "r1")["tool_name"].tolist()[:1] == ["math"]
     assert len(q.steps_df(store, "r1")) == 2
     assert q.token_trajectories_df(store, "r1").empty
+
+
+def test_a_round_protocol_rollout_stores_one_token_record_per_round_and_rewrites_them_all(store: Store) -> None:
+    trajectory, steps, tokens = _trajectory("r1", "t1", ["search", "code"])
+    rounds = [tokens.model_copy(update={"round_idx": r, "prompt_ids": [r], "valid": r != 1}) for r in (2, 0, 1)]
+    store.write_trajectory(trajectory, steps, rounds)
+    stored = q.token_trajectories_df(store, "r1")
+    assert stored.round_idx.tolist() == [0, 1, 2]  # in round order, whatever order they were written in
+    assert [list(p) for p in stored.prompt_ids] == [[0], [1], [2]] and stored.valid.tolist() == [True, False, True]
+    store.write_trajectory(trajectory, steps, rounds[:1])  # rewritten with fewer rounds: the others go
+    assert q.token_trajectories_df(store, "r1").round_idx.tolist() == [2]
+    store.write_trajectory(trajectory, steps, tokens)  # a conversation's one record: round -1, no validity
+    row = q.token_trajectories_df(store, "r1").iloc[0]
+    assert row.round_idx == -1 and pd.isna(row.valid)
+    with pytest.raises(ValueError, match="share a round_idx"):
+        store.write_trajectory(trajectory, steps, [rounds[0], rounds[0]])
 
 
 def test_failed_write_rolls_back_and_keeps_the_previous_version(store: Store) -> None:
