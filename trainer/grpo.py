@@ -135,21 +135,20 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         are not the policy's distribution, the model's at generation time (one no-grad forward)."""
         if self.sampler_is_policy:
             return batch["sampling_per_token_logps"]
-        input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
-        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(min=1)], dim=1)
-        with torch.no_grad():
-            logps, _ = self._get_per_token_logps_and_entropies(self.model, input_ids, attention,
-                                                               batch["completion_ids"].size(1))[:2]
-        return logps
+        return self._round_logps(self.model, batch)
 
     def _reference_logps(self, batch: dict[str, Any]) -> Any:
         """Per-token logps of the reference model on the round rows (for a KL term, `beta` > 0)."""
         if self.ref_model is None:
             raise RuntimeError("beta > 0 under the round protocol needs a reference model (not a PEFT adapter)")
+        return self._round_logps(self.ref_model, batch)
+
+    def _round_logps(self, model: Any, batch: dict[str, Any]) -> Any:
+        """Per-token logps of `model` on the round rows' completions, without gradient."""
         input_ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
         attention = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(min=1)], dim=1)
         with torch.no_grad():
-            logps, _ = self._get_per_token_logps_and_entropies(self.ref_model, input_ids, attention,
+            logps, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention,
                                                                batch["completion_ids"].size(1))[:2]
         return logps
 
