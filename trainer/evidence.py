@@ -31,7 +31,6 @@ so it reaches the same half-widths in less time.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,7 @@ from trainer.sft import warm_start_dir
 #: The 95% CI half-widths the defaults are sized for: accuracy difference (a share) and cost ratio (0.10 = 10%).
 TARGETS = {"accuracy": 0.05, "cost": 0.10}
 #: Rollouts per task and run by default, on every task of the split: measured (docs/training.md).
-DEFAULT_SAMPLES = 8
+DEFAULT_SAMPLES = 4
 #: The held-out wordings of the cost-saving and accuracy-only preferences (P strings the harness words).
 COST_SAVING = "outcome=1,compute=0.8"
 ACCURACY_ONLY = "outcome=1"
@@ -124,12 +123,15 @@ class Evidence:
                 lines.append(f"{measure}: target +-{shown} reached under all {len(rows)} instructions (widest "
                              f"+-{_half_width(measure, widest.half_width)}, {widest.instruction!r})")
                 continue
-            need = self.power[(self.power.measure == measure) & self.power.instruction.isin(missed.instruction)]
-            sized = need.dropna(subset=["needed_tasks"])
-            if len(sized) < len(need):
-                advice = "more tasks than the split has would be needed"
+            need = (self.power[(self.power.measure == measure) & self.power.instruction.isin(missed.instruction)]
+                    if not self.power.empty else self.power)
+            sized = need.dropna(subset=["needed_tasks"]) if not need.empty else need
+            if need.empty:
+                advice = "too few tasks to estimate the size it needs"
+            elif len(sized) < len(need):
+                advice = "no size within the split's tasks and 64 samples per task reaches it"
             else:
-                worst = sized.loc[(sized.needed_tasks * sized.needed_samples).idxmax()]
+                worst = sized.sort_values(["needed_samples", "needed_tasks"]).iloc[-1]
                 advice = (f"from this run's variance it needs about {int(worst.needed_tasks)} tasks x "
                           f"{int(worst.needed_samples)} samples")
             lines.append(f"{measure}: target +-{shown} NOT reached under {len(missed)} of {len(rows)} instructions "
@@ -158,8 +160,8 @@ def start_model(config: OrchestraGRPOConfig) -> Path:
 def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples: int = DEFAULT_SAMPLES,
                   instructions: list[str] | None = None) -> EvidencePlan:
     """Check everything before any model runs, each refusal one line: samples < 1, several samples of a
-    greedy policy (identical), no trained or no start model, an unknown instruction, fewer than one task
-    or more than the split has."""
+    greedy policy (identical), no trained or no start model, an unknown instruction or none both models
+    answer under, fewer than one task or more than the split has."""
     if samples < 1:
         raise LabInputError(f"--samples {samples}: at least one rollout per task")
     if config.temperature <= 0 and samples > 1:
@@ -172,7 +174,7 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
         raise LabInputError(f"{trained}: no trained model; run `orchestra train --config ...` first")
     start = start_model(config)
     if not (start / "config.json").is_file():
-        raise LabInputError(f"{start}: no start model (the warm start GRPO began from); run `orchestra train "
+        raise LabInputError(f"{start}: no start model (the model GRPO began from); run `orchestra train "
                             "--config ...` (or `orchestra train sft`) first")
     chosen = [*curve_instructions(config), CurveInstruction(label=HELD_OUT, preference=HELD_OUT, wording=None)]
     chosen = list({c.label: c for c in chosen}.values())   # a curve that lists `held-out` itself: once
@@ -184,6 +186,10 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
             raise LabInputError(f"instruction {unknown[0]!r}: not one of " + "; ".join(repr(k) for k in known))
         held_out_wordings = HELD_OUT_WORDINGS in instructions
         chosen = [c for c in chosen if c.label in instructions]
+        if not chosen:
+            raise LabInputError("--instruction: name at least one instruction both models answer under (a training "
+                                f"wording or `{HELD_OUT}`); `{HELD_OUT_WORDINGS}` alone compares the trained model "
+                                "with itself")
     split = list(TrainingEnvironment(config, split=config.eval_split).tasks)
     if tasks is not None and tasks > len(split):
         families = ", ".join(config.families) if config.families else "every family"
@@ -199,7 +205,7 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     """Run (or resume: the harness skips logged rollouts) both models under every instruction of the plan,
     then compare them pair by pair. `tasks`: the first N of the eval split (default all); `instructions`:
     a subset of the labels (training wordings, `held-out`, `HELD_OUT_WORDINGS`) at the same tasks and
-    samples, so at the same half-widths."""
+    samples, so at the same half-widths (U's scale is then the start's over that subset's instructions)."""
     plan = evidence_plan(config, tasks, samples, instructions)
     began = time.monotonic()
     runs: dict[str, str] = {}
@@ -213,7 +219,7 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
                                                                     console, preference, None)
     trajs = queries.trajectories_df(store, list(runs.values()))
     starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
-    scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="the start model's evidence runs, every instruction")
+    scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction
     targets = dict(TARGETS if targets is None else targets)
     deltas, power = [], []
     for instruction in plan.instructions:
@@ -320,7 +326,7 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
     units = {"accuracy": ("{:.3f}", "{:+.3f}"), "cost": ("{:.3f}c", "{:+.1%}"), "latency": ("{:.1f} s", "{:+.2f} s"),
              "U": ("{:.3f}", "{:+.3f}")}
     for label, rows in evidence.deltas.groupby("instruction", sort=False):
-        table = Table(title=f"{label}: trained - start ({int(rows.n_tasks.iloc[0])} tasks)", title_justify="left")
+        table = Table(title=f"{label!r}: trained - start ({int(rows.n_tasks.iloc[0])} tasks)", title_justify="left")
         for column in ("measure", "start", "trained", "trained - start", "95% CI (paired bootstrap)", "+- half-width",
                        "target"):
             table.add_column(column, justify="left" if column in ("measure",) else "right")
@@ -346,4 +352,10 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
                   highlight=False)
     for line in evidence.target_lines():
         console.print(line, highlight=False)
-    console.print("runs: " + json.dumps(evidence.run_ids), highlight=False, soft_wrap=True)
+    runs = Table(title="Runs (orchestra runs / orchestra report take these ids)", title_justify="left")
+    for column in ("instruction", "start", "trained"):
+        runs.add_column(column)
+    names = dict.fromkeys(name.split(" | ", 1)[1] for name in evidence.run_ids)
+    for name in names:
+        runs.add_row(name, evidence.run_ids.get(f"start | {name}", ""), evidence.run_ids.get(f"trained | {name}", ""))
+    console.print(runs)

@@ -212,11 +212,6 @@ def paired_deltas_figure(deltas: pd.DataFrame, title: str = "Trained - start (pa
     for col, measure in enumerate(measures, start=1):
         rows = deltas[deltas.measure == measure]
         labels = [_wrap(str(label)) for label in rows.instruction]
-        target = rows.target.dropna() if "target" in rows else pd.Series(dtype=float)
-        if len(target):
-            fig.add_vrect(x0=-float(target.iloc[0]), x1=float(target.iloc[0]), fillcolor="lightgrey", opacity=0.3,
-                          line_width=0, row=1, col=col)
-        fig.add_vline(x=0, line={"color": "black", "dash": "dot"}, row=1, col=col)
         fig.add_trace(go.Scatter(
             x=rows.delta, y=labels, mode="markers", name=measure, showlegend=False,
             marker={"color": PALETTE[col - 1], "size": 9},
@@ -226,6 +221,12 @@ def paired_deltas_figure(deltas: pd.DataFrame, title: str = "Trained - start (pa
             hovertemplate="%{y}<br>delta %{x:.3f} [%{customdata[2]:.3f}, %{customdata[3]:.3f}]<br>"
                           "start %{customdata[0]:.3f}, trained %{customdata[1]:.3f}<extra>" + measure + "</extra>",
         ), row=1, col=col)
+        # after the trace: plotly leaves shapes off a subplot that has no trace yet
+        target = rows.target.dropna() if "target" in rows else pd.Series(dtype=float)
+        if len(target):
+            fig.add_vrect(x0=-float(target.iloc[0]), x1=float(target.iloc[0]), fillcolor="lightgrey", opacity=0.3,
+                          line_width=0, row=1, col=col)
+        fig.add_vline(x=0, line={"color": "black", "dash": "dot"}, row=1, col=col)
         if measure == "cost":
             fig.update_xaxes(tickformat="+.0%", row=1, col=col)
     fig.update_yaxes(autorange="reversed")

@@ -115,19 +115,20 @@ def check(
 def evidence(
     config: Path = ConfigOption,
     db: str | None = DbOption,
+    output_dir: str | None = OutputDirOption,
     tasks: int | None = typer.Option(None, "--tasks",
                                      help="The first N eval tasks (default: all of the config's families)."),
     limit: int | None = typer.Option(None, "--limit", hidden=True, help="Old name of --tasks."),
     samples: int | None = typer.Option(None, "--samples",
                                        help="Rollouts per task, model and instruction, sampled at the config's "
-                                            "temperature (default 8: sized for the target half-widths)."),
+                                            "temperature (default 4: sized for the target half-widths)."),
     instruction: list[str] | None = typer.Option(None, "--instruction",
                                                  help="Only these instructions (repeat): a training wording, "
                                                       "`held-out`, or `held-out-wordings` (the cost comparison "
                                                       "in the held-out wordings)."),
-    target_accuracy: float = typer.Option(0.05, "--target-accuracy-halfwidth",
+    target_accuracy: float = typer.Option(0.05, "--accuracy-ci",
                                           help="95% CI half-width to reach for the accuracy difference."),
-    target_cost: float = typer.Option(0.10, "--target-cost-halfwidth",
+    target_cost: float = typer.Option(0.10, "--cost-ci",
                                       help="95% CI half-width to reach for the cost ratio (0.10 = 10%)."),
     html: Path | None = typer.Option(None, "--html", help="Also write the forest plot of the deltas to this file."),
 ) -> None:
@@ -145,7 +146,7 @@ def evidence(
         raise LabInputError(f"target half-widths {target_accuracy:g} (accuracy), {target_cost:g} (cost): both must be "
                             "positive")
     samples = DEFAULT_SAMPLES if samples is None else samples
-    loaded = OrchestraGRPOConfig.from_yaml(config)
+    loaded = OrchestraGRPOConfig.from_yaml(config, output_dir=output_dir)
     evidence_plan(loaded, tasks, samples, instruction)   # bad input: one line, before the store or any model
     store = open_store(db or loaded.db)
     result = gather_evidence(loaded, store, console, tasks, samples, instruction,

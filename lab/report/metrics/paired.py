@@ -196,28 +196,28 @@ def expected_half_width(between: float, within: float, tasks: int, samples: int,
 
 def needed_size(between: float, within: float, target: float, max_tasks: int, max_samples: int = 64,
                 level: float = 0.95) -> tuple[int, int] | None:
-    """The fewest rollouts (tasks x samples, T <= `max_tasks`, K <= `max_samples`) whose expected
-    half-width is at most `target`, more tasks first on a tie (they also narrow the between-task term);
-    None when even `max_tasks` x `max_samples` does not reach it (the between-task spread alone is too
-    wide: only more tasks help)."""
+    """Tasks x samples (T <= `max_tasks`, K <= `max_samples`) whose expected half-width is at most
+    `target`: the fewest samples per task with which `max_tasks` tasks reach it, then the fewest tasks at
+    that K. Tasks first, because only tasks narrow the between-task term and a between-task estimate of
+    0 from a pilot is noise, not a licence for 20 tasks x 17 samples. None when even `max_tasks` x
+    `max_samples` does not reach it (the between-task spread alone is too wide: only more tasks help)."""
     if target <= 0:
         raise LabInputError(f"target half-width must be positive, got {target}")
     if math.isnan(between):
         return None
     z2, within = z_value(level) ** 2, (0.0 if math.isnan(within) else within)
-    best: tuple[int, int, int] | None = None
     for samples in range(1, max_samples + 1):
         tasks = max(2, math.ceil(z2 * (between + within / samples) / target ** 2 - 1e-9))
-        if tasks <= max_tasks and (best is None or (tasks * samples, -tasks) < (best[0], -best[1])):
-            best = (tasks * samples, tasks, samples)
-    return None if best is None else (best[1], best[2])
+        if tasks <= max_tasks:
+            return tasks, samples
+    return None
 
 
 def power_table(differences: pd.DataFrame, targets: dict[str, float], max_tasks: int, level: float = 0.95,
                 max_samples: int = 64) -> pd.DataFrame:
     """Per measure with a target half-width: its variance components, the half-width this run's size
-    gives by the formula, whether it reaches the target, and the fewest tasks x samples that would
-    (`POWER_COLUMNS`; NaN needed size when none within the limits does)."""
+    gives by the formula, whether it reaches the target, and the size that would (`needed_size`;
+    `POWER_COLUMNS`; NaN needed size when none within the limits does)."""
     counts = differences.groupby("task_id").size()
     tasks, samples = len(counts), int(round(len(counts) / float((1.0 / counts).sum())))
     rows = []

@@ -6,6 +6,7 @@ Figure builders: the traces, names, colours and labels a reader sees.
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from lab.report import figures
 from lab.report.api import load_report
@@ -135,3 +136,17 @@ def test_training_signals_smooth_the_steps_and_mark_a_step_where_everything_was_
     cost = next(t for t in fig.data if t.name == "cost/per_trajectory" and t.mode == "lines")
     latency = next(t for t in fig.data if t.name == "latency/per_trajectory" and t.mode == "lines")
     assert _axis(cost) != _axis(latency) and list(cost.y)[-1] == 3.5   # cents, on their own axis
+
+
+def test_the_paired_deltas_forest_plot_has_a_panel_per_measure_and_a_row_per_instruction():
+    rows = [(i, m, d, d - 0.1, d + 0.1, t) for i in ("accuracy only", "held-out")
+            for m, d, t in (("accuracy", 0.02, 0.05), ("cost", -0.2, 0.10), ("latency", 1.0, None), ("U", 0.0, None))]
+    deltas = pd.DataFrame(rows, columns=["instruction", "measure", "delta", "ci_low", "ci_high", "target"]).assign(
+        start=0.4, trained=0.42)
+    fig = figures.paired_deltas_figure(deltas)
+    assert [t.name for t in fig.data] == ["accuracy", "cost", "latency", "U"]
+    cost = fig.data[1]
+    assert list(cost.y) == ["accuracy only", "held-out"] and list(cost.x) == [-0.2, -0.2]
+    assert list(cost.error_x.array) == pytest.approx([0.1, 0.1]) and cost.xaxis != fig.data[0].xaxis
+    shaded = [shape for shape in fig.layout.shapes if shape.type == "rect"]
+    assert sorted(round(s.x1, 3) for s in shaded) == [0.05, 0.1]      # +-target, on accuracy and cost only

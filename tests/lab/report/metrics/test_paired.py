@@ -179,18 +179,18 @@ def test_variance_components_recover_a_known_split():
 @settings(max_examples=200, deadline=None)
 @given(between=st.floats(0.0, 0.3), within=st.floats(0.0, 1.0), target=st.floats(0.01, 0.3),
        max_tasks=st.integers(2, 500))
-def test_the_needed_size_reaches_the_target_and_is_the_fewest_rollouts_that_do(between, within, target, max_tasks):
+def test_the_needed_size_reaches_the_target_with_the_fewest_samples_then_the_fewest_tasks(between, within, target,
+                                                                                          max_tasks):
     size = needed_size(between, within, target, max_tasks, max_samples=32)
-    reachable = [(t, k) for k in range(1, 33) for t in range(2, max_tasks + 1)
-                 if expected_half_width(between, within, t, k) <= target] if max_tasks <= 40 else None
     if size is None:
         assert expected_half_width(between, within, max_tasks, 32) > target
-        assert not reachable
         return
     tasks, samples = size
     assert 2 <= tasks <= max_tasks and expected_half_width(between, within, tasks, samples) <= target * (1 + 1e-9)
-    if reachable:
-        assert tasks * samples == min(t * k for t, k in reachable)
+    if samples > 1:   # one sample fewer does not reach it even on every task allowed
+        assert expected_half_width(between, within, max_tasks, samples - 1) > target * (1 - 1e-9)
+    if tasks > 2:     # nor one task fewer at this many samples
+        assert expected_half_width(between, within, tasks - 1, samples) > target * (1 - 1e-9)
 
 
 def test_the_formula_predicts_the_bootstrap_half_width_of_a_simulated_pair_of_models():
