@@ -185,7 +185,7 @@ def choose_tasks(spec: CheckSpec, config: OrchestraGRPOConfig, environment: Trai
     kept: list[tuple[Example, list[Any]]] = []
     for start in range(0, len(examples), 32):  # stop as soon as enough tasks are found
         batch = examples[start:start + 32]
-        results = asyncio.run(_gather(run_task(e) for e in batch))
+        results = asyncio.run(gather_all([run_task(e) for e in batch]))
         kept += [(e, r) for e, r in zip(batch, results) if all(x.trajectory.outcome >= 1 for x in r)]
         if len(kept) >= spec.tasks:
             break
@@ -208,7 +208,8 @@ def choose_tasks(spec: CheckSpec, config: OrchestraGRPOConfig, environment: Trai
     return [example.task_id for example, _ in kept], means
 
 
-async def _gather(jobs: Any) -> list[Any]:
+async def gather_all(jobs: list[Any]) -> list[Any]:
+    """Run coroutines concurrently in one event loop (`asyncio.run` takes one coroutine)."""
     return list(await asyncio.gather(*jobs))
 
 
