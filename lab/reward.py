@@ -37,7 +37,7 @@ below a threshold (0.1 in the paper) carry no signal and are dropped (homogeneit
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from lab.preference import Preference
 
 __all__ = [
+    "RewardScale",
     "feature_matrix",
     "group_advantages",
     "grpo_scores",
@@ -58,6 +59,18 @@ __all__ = [
 
 #: Std below which a GRPO group is dropped as homogeneous (paper §3.3).
 STD_THRESHOLD = 0.1
+
+
+class RewardScale(NamedTuple):
+    """Cost and latency on one scale for a whole run instead of min-max within each group (variants, not
+    the paper's). `utility` False: Eq. 2 with c_ref / (c_ref + cost) and l_ref / (l_ref + latency) in place
+    of the normalised columns, still gated by the outcome. `utility` True: the learning curve's U,
+    w_o * r - w_c * cost / c_ref - w_l * latency / l_ref, for every rollout (tool weights still on the
+    group-normalised calls of a solved one)."""
+
+    c_ref: float
+    l_ref: float
+    utility: bool = False
 
 
 # ---------------------------------------------------------------- groups
@@ -139,7 +152,7 @@ def minmax_normalise(M: np.ndarray, group_ids: Sequence[Hashable] | np.ndarray |
 
 def preference_rewards(
     M: np.ndarray, P: np.ndarray, group_ids: Sequence[Hashable] | np.ndarray | None = None,
-    scale: tuple[float, float] | None = None,
+    scale: RewardScale | tuple[float, float] | None = None,
 ) -> np.ndarray:
     """R = normalised(M) . P where the outcome is 1, else 0 (paper Eq. 2); shape (B,).
 
@@ -153,6 +166,12 @@ def preference_rewards(
     the models' token noise, get rewards a full unit apart; on a fixed scale that noise stays small,
     while a call that costs twice as much still scores lower whatever else its group holds.
 
+    `RewardScale(c_ref, l_ref, utility=True)`: R = w_o * r - w_c * cost / c_ref - w_l * latency / l_ref (plus
+    the tool terms of a solved rollout). Why: Eq. 2 gates the cost term by the outcome and bounds it by
+    w_compute, so under "accurate but cheap" (w_o = w_c = 1) a route solving twice as often wins at any
+    price, and a failed rollout's spending is free; the learning curve and `orchestra train evidence`
+    score U, which charges every cent.
+
     >>> preference_rewards(np.array([[1, 1, -2.0, -1], [3, 1, -1.0, -1]]), np.array([1, 1, 1, 1])).tolist()
     [0.0, 2.0]
     """
@@ -164,12 +183,18 @@ def preference_rewards(
         row = int(np.flatnonzero(bad)[0])
         raise LabInputError(f"features row {row}: outcome column must be 0 or 1, got {outcome[row]!r}")
     normalised = minmax_normalise(X, group_ids)                 # (B, n + 3)
-    if scale is not None:
-        cost_ref, latency_ref = scale
-        if not (cost_ref > 0 and latency_ref > 0 and np.isfinite(cost_ref) and np.isfinite(latency_ref)):
-            raise LabInputError(f"reward scale: c_ref and l_ref must be finite and > 0, got {scale}")
-        normalised[:, -2] = cost_ref / (cost_ref + np.maximum(-X[:, -2], 0.0))
-        normalised[:, -1] = latency_ref / (latency_ref + np.maximum(-X[:, -1], 0.0))
+    if scale is None:
+        return np.where(outcome == 1.0, (normalised * weights).sum(axis=1), 0.0)
+    scale = RewardScale(*scale)
+    if not (scale.c_ref > 0 and scale.l_ref > 0 and np.isfinite(scale.c_ref) and np.isfinite(scale.l_ref)):
+        raise LabInputError(f"reward scale: c_ref and l_ref must be finite and > 0, got {tuple(scale)[:2]}")
+    cost, latency = np.maximum(-X[:, -2], 0.0), np.maximum(-X[:, -1], 0.0)
+    if scale.utility:
+        w = np.broadcast_to(weights, X.shape)                   # (B, n + 3)
+        tools = np.where(outcome == 1.0, (normalised[:, :-3] * w[:, :-3]).sum(axis=1), 0.0)
+        return w[:, -3] * outcome - w[:, -2] * cost / scale.c_ref - w[:, -1] * latency / scale.l_ref + tools
+    normalised[:, -2] = scale.c_ref / (scale.c_ref + cost)
+    normalised[:, -1] = scale.l_ref / (scale.l_ref + latency)
     return np.where(outcome == 1.0, (normalised * weights).sum(axis=1), 0.0)
 
 
@@ -332,7 +357,7 @@ def grpo_scores(
     group_ids: Sequence[Hashable] | np.ndarray | None,
     std_threshold: float = STD_THRESHOLD,
     passed: Sequence[bool] | np.ndarray | None = None,
-    scale: tuple[float, float] | None = None,
+    scale: RewardScale | tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`rescore` on a feature matrix M (B, n + 3) already built: (R, A, keep) under P, (n + 3,) or (B, n + 3).
 

@@ -42,7 +42,7 @@ import pandas as pd
 
 from lab.errors import LabInputError
 from lab.preference import OBJECTIVES, Preference
-from lab.reward import STD_THRESHOLD, feature_matrix, grpo_scores, preference_rewards, preference_score
+from lab.reward import STD_THRESHOLD, RewardScale, feature_matrix, grpo_scores, preference_rewards, preference_score
 
 __all__ = [
     "TRAJECTORY_KEY",
@@ -176,10 +176,10 @@ class FeatureFrame:
 
     def grpo(self, P: PreferenceLike, std_threshold: float = STD_THRESHOLD,
              passed: Sequence[bool] | np.ndarray | None = None,
-             scale: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             scale: RewardScale | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(R, A, keep) within each GRPO group: Eq. 2, the Eq. 3 advantage and the homogeneity filter
         (`lab.reward.grpo_scores`); rows not `passed` (the trajectory filters) get 0, 0, False; `scale`:
-        cost and latency on a fixed scale (`lab.reward.preference_rewards`)."""
+        cost and latency on one scale for the run (`lab.reward.RewardScale`)."""
         return grpo_scores(self.M, self.vector(P), self.group_codes, std_threshold, passed, scale)
 
 

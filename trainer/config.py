@@ -27,6 +27,7 @@ from typing import Any
 from trl import GRPOConfig
 
 from lab.errors import LabInputError, read_yaml
+from lab.reward import RewardScale
 from lab.rollout.config import PROTOCOLS
 
 #: Loss types whose normaliser counts only unmasked tokens, so a filtered row adds nothing at all.
@@ -112,6 +113,8 @@ WARM_START_OPTIONS: dict[str, Any] = {
 }
 #: How the warm start picks the route each example imitates (`trainer.sft.sft_rows`).
 WARM_START_SELECTIONS = ("best", "solved")
+#: `reward_scale` values: the paper's per-group min-max, and the two one-scale variants (`lab.reward.RewardScale`).
+REWARD_SCALES = ("group", "fixed", "utility")
 
 
 def check_warm_start(options: dict[str, Any]) -> None:
@@ -169,6 +172,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             Provider price tables drawn per example; empty means every provider that prices the toolkit.
         held_out_pricing (`str`, defaults to `"deepinfra"`):
             Never drawn for training: reserved for unseen-pricing evaluation (paper Table 4).
+        training_instructions (`list[str]`, defaults to every training pair the toolkit can follow):
+            The (PI, P) pairs drawn per example, by their wording in `lab/data/preferences.yaml`'s `train`
+            list: a recipe trains the kinds of P it is judged on (the learning curve and `orchestra train
+            evidence` default to the same list).
 
     Parameters of the rollouts and the reward:
 
@@ -191,7 +198,9 @@ class OrchestraGRPOConfig(GRPOConfig):
         reward_scale (`str`, defaults to `"group"`), reward_cost_ref_usd, reward_latency_ref_s:
             Eq. 2 normalises cost and latency within each group (`group`, the paper's); `fixed` scores them
             on one scale for the whole run, c_ref / (c_ref + cost) and l_ref / (l_ref + latency), so that
-            token noise within a group of identical routes is not stretched to a full unit of reward.
+            token noise within a group of identical routes is not stretched to a full unit of reward;
+            `utility` rewards the learning curve's U on that scale, w_o * solved - w_c * cost / c_ref -
+            w_l * latency / l_ref, failed rollouts' spending included (`lab.reward.RewardScale`).
         format_penalty (`float`, defaults to `0.0`):
             Round protocol: a round without a valid call trains as a row of its own with advantage
             -format_penalty (the released trainer's `stop_properly_penalty`); 0 drops it (the paper's filter).
@@ -259,6 +268,8 @@ class OrchestraGRPOConfig(GRPOConfig):
     tool_subset_min: float = field(default=0.5, metadata={"help": "Smallest share of features kept per example."})
     pricing_providers: list[str] = field(default_factory=list, metadata={"help": "Provider tables drawn per example."})
     held_out_pricing: str = field(default="deepinfra", metadata={"help": "Provider never drawn in training."})
+    training_instructions: list[str] = field(
+        default_factory=list, metadata={"help": "Training pairs drawn per example, by wording; empty = all that apply."})
     max_turns: int = field(default=50, metadata={"help": "Orchestrator turns per rollout."})
     turn_max_new_tokens: int = field(default=512, metadata={"help": "Generated tokens per turn."})
     observation_chars: int = field(default=6000,
@@ -268,7 +279,8 @@ class OrchestraGRPOConfig(GRPOConfig):
         metadata={"help": "Report generated tokens x this as the orchestrator's latency (None: wall time)."})
     std_threshold: float = field(default=0.1, metadata={"help": "Homogeneity filter threshold on group reward std."})
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
-    reward_scale: str = field(default="group", metadata={"help": "Eq. 2 cost and latency: `group` min-max or `fixed`."})
+    reward_scale: str = field(default="group",
+                              metadata={"help": "Cost and latency: `group` min-max (Eq. 2), `fixed` or `utility`."})
     reward_cost_ref_usd: float = field(default=0.02, metadata={"help": "`fixed`: cost scoring 0.5 (c_ref)."})
     reward_latency_ref_s: float = field(default=60.0, metadata={"help": "`fixed`: latency scoring 0.5 (l_ref)."})
     format_penalty: float = field(default=0.0,
@@ -290,9 +302,11 @@ class OrchestraGRPOConfig(GRPOConfig):
     context_tokens: int = field(default=27000,
                                 metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
 
-    def reward_scale_refs(self) -> tuple[float, float] | None:
-        """(c_ref, l_ref) under `reward_scale: fixed`; None under the paper's per-group min-max."""
-        return (self.reward_cost_ref_usd, self.reward_latency_ref_s) if self.reward_scale == "fixed" else None
+    def reward_scale_refs(self) -> RewardScale | None:
+        """The run's one scale under `reward_scale: fixed` or `utility`; None under the paper's per-group min-max."""
+        if self.reward_scale == "group":
+            return None
+        return RewardScale(self.reward_cost_ref_usd, self.reward_latency_ref_s, utility=self.reward_scale == "utility")
 
     def eval_settings(self) -> dict[str, Any]:
         """The `EvalConfig` fields an evaluation of this config's models needs to see them as training did."""
@@ -345,12 +359,13 @@ class OrchestraGRPOConfig(GRPOConfig):
             problems.append(f"pricing_providers lists {self.held_out_pricing!r}, the held-out pricing")
         if self.max_turns < 1 or self.turn_max_new_tokens < 1 or self.examples_per_task < 1:
             problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
-        if self.reward_scale not in ("group", "fixed"):
-            problems.append(f"reward_scale {self.reward_scale!r}: expected 'group' or 'fixed'")
+        if self.reward_scale not in REWARD_SCALES:
+            problems.append(f"reward_scale {self.reward_scale!r}: expected one of {', '.join(map(repr, REWARD_SCALES))}")
         if not (self.reward_cost_ref_usd > 0 and self.reward_latency_ref_s > 0):
             problems.append("reward_cost_ref_usd and reward_latency_ref_s must be > 0")
         if self.format_penalty < 0 or (self.format_penalty > 0 and self.protocol != "rounds"):
             problems.append(f"format_penalty {self.format_penalty}: must be >= 0, and applies under protocol: rounds")
+        problems.extend(_unknown_training_instructions(self.training_instructions))
         if self.std_threshold < 0:
             problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
         base = self.benchmark.partition(":")[0]
@@ -386,3 +401,15 @@ class OrchestraGRPOConfig(GRPOConfig):
             raise LabInputError(f"{path}: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise LabInputError(f"{path}: {str(exc).splitlines()[0]}") from None
+
+
+def _unknown_training_instructions(wordings: list[str]) -> list[str]:
+    """One problem per `training_instructions` entry that is not a training pair's wording, or repeats one."""
+    from lab.preference import preference_pairs
+
+    known = {pair.instruction for pair in preference_pairs("train")}
+    problems = [f"training_instructions: {w!r} is not the wording of a `train` pair in lab/data/preferences.yaml"
+                for w in wordings if w not in known]
+    problems += [f"training_instructions: {w!r} is listed twice" for w in sorted(set(wordings))
+                 if wordings.count(w) > 1]
+    return problems

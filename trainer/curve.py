@@ -76,7 +76,8 @@ def curve_instructions(config: OrchestraGRPOConfig) -> list[CurveInstruction]:
     toolkit = load_toolkit(config.toolkit)
     features, models = toolkit.feature_names, toolkit.feature_models()
     if not config.lab_eval_instructions:
-        return [_from_pair(pair) for pair in preference_pairs("train", features, models)]
+        return [_from_pair(pair) for pair in preference_pairs("train", features, models)
+                if not config.training_instructions or pair.instruction in config.training_instructions]
     pairs = {pair.instruction: pair for pair in [*preference_pairs("train"), *preference_pairs("eval")]}
     chosen: list[CurveInstruction] = []
     for entry in config.lab_eval_instructions:

@@ -49,6 +49,7 @@ from lab.report.metrics.paired import (
     paired_deltas,
     paired_differences,
     paired_saving,
+    pooled_delta,
     power_table,
     verdict,
 )
@@ -66,8 +67,10 @@ DEFAULT_SAMPLES = 4
 #: The held-out wordings of the cost-saving and accuracy-only preferences (P strings the harness words).
 COST_SAVING = "outcome=1,compute=0.8"
 ACCURACY_ONLY = "outcome=1"
-#: The saving a cost-saving instruction must buy over accuracy-only.
+#: The saving a cost-saving instruction must buy over accuracy-only, and the trained model over its start.
 SAVING_TARGET = 0.20
+#: The most accuracy (a share) the trained model may give up for that saving against its start.
+ACCURACY_GIVEN_UP = 0.03
 #: The two runs of the trained model in the held-out wordings, as `instructions=` names them.
 HELD_OUT_WORDINGS = "held-out-wordings"
 #: Columns of `Evidence.checks`.
@@ -221,12 +224,14 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
     scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction
     targets = dict(TARGETS if targets is None else targets)
-    deltas, power = [], []
+    deltas, power, training = [], [], []
     for instruction in plan.instructions:
         start, trained = runs[f"start | {instruction.label}"], runs[f"trained | {instruction.label}"]
         deltas.append(paired_deltas(trajs, start, trained, scale, seed=config.seed).assign(
             instruction=instruction.label))
         differences = paired_differences(trajs, start, trained, scale)
+        if instruction.label != HELD_OUT:
+            training.append(differences)
         if differences.task_id.nunique() >= 2:
             power.append(power_table(differences, targets, max_tasks=plan.split_tasks).assign(
                 instruction=instruction.label))
@@ -235,7 +240,10 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     frame["target"] = frame.measure.map(targets)
     frame["reached"] = frame.half_width <= frame.target
     power_frame = pd.concat(power, ignore_index=True) if power else pd.DataFrame()
-    return Evidence(deltas=frame, checks=behaviour_checks(trajs, runs, plan, frame, targets, config.seed),
+    checks = behaviour_checks(trajs, runs, plan, frame, targets, config.seed)
+    if training:
+        checks = pd.concat([_pooled_utility_check(training, config.seed), checks], ignore_index=True)
+    return Evidence(deltas=frame, checks=checks,
                     power=power_frame, scale=scale, run_ids=runs, start=str(plan.start), trained=str(plan.trained),
                     tasks=len(plan.task_ids), samples=plan.samples, temperature=config.temperature, targets=targets,
                     seconds=time.monotonic() - began)
@@ -278,6 +286,8 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
     first = {kind: next((label for label, k in kinds.items() if k == kind), None)
              for kind in ("accuracy-only", "cost-saving", "speed")}
     accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
+    if cost_saving:
+        rows.append(_cheaper_than_start(deltas, cost_saving, targets))
     pairs = []
     if accuracy_only and cost_saving:
         pairs += [(f"trained | {cost_saving}", f"trained | {accuracy_only}", "trained", "training wording"),
@@ -300,6 +310,40 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
                      verdict(s["ci_low"], s["ci_high"], holds_at=1e-12, fails_below=0.0),
                      f"{s['cost_a']:.1f} s vs {s['cost_b']:.1f} s per task; holds when the CI is above 0"])
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+
+def _pooled_utility_check(training: list[pd.DataFrame], seed: int) -> pd.DataFrame:
+    """Trained - start of U over every training instruction at once (each task's instructions and samples
+    averaged, then a bootstrap over tasks): did GRPO raise what it was trained to raise?"""
+    pooled = pooled_delta(training, "U", seed=seed)
+    row = [f"U higher under the training instructions, pooled over {len(training)}", "trained", pooled["delta"],
+           pooled["ci_low"], pooled["ci_high"], verdict(pooled["ci_low"], pooled["ci_high"], holds_at=1e-12,
+                                                        fails_below=0.0),
+           f"{pooled['n_tasks']} tasks; holds when the CI is above 0, fails when it is below"]
+    return pd.DataFrame([row], columns=CHECK_COLUMNS)
+
+
+def _cheaper_than_start(deltas: pd.DataFrame, label: str, targets: dict[str, float]) -> list[Any]:
+    """The check that GRPO moved the cost-saving instruction its way: the trained model at least
+    `SAVING_TARGET` cheaper than its start under it (the saving's CI above it), giving up at most
+    `ACCURACY_GIVEN_UP` of accuracy (the estimate; its CI not below -the accuracy target). Fails when the
+    saving's CI is below the target or the accuracy's whole CI is below -`ACCURACY_GIVEN_UP`."""
+    rows = deltas[deltas.instruction == label].set_index("measure")
+    cost, accuracy = rows.loc["cost"], rows.loc["accuracy"]
+    saving, low, high = -cost.delta, -cost.ci_high, -cost.ci_low
+    margin = targets.get("accuracy", TARGETS["accuracy"])
+    accuracy_holds = accuracy.delta >= -ACCURACY_GIVEN_UP and accuracy.ci_low >= -margin
+    if low >= SAVING_TARGET and accuracy_holds:
+        outcome = "holds"
+    elif high < SAVING_TARGET or accuracy.ci_high < -ACCURACY_GIVEN_UP:
+        outcome = "fails"
+    else:
+        outcome = "not shown"
+    return [f"saving against the start under {label!r} (1 - trained / start)", "trained", saving, low, high, outcome,
+            f"{cost.start:.3f}c -> {cost.trained:.3f}c per task; accuracy {accuracy.start:.3f} -> "
+            f"{accuracy.trained:.3f} ({accuracy.delta:+.3f} [{accuracy.ci_low:+.3f}, {accuracy.ci_high:+.3f}]); holds "
+            f"when the saving's CI is above {SAVING_TARGET:.0%} and at most {100 * ACCURACY_GIVEN_UP:.0f} points of "
+            f"accuracy are given up (CI not below -{margin:g})"]
 
 
 def _weights(preference: str) -> dict[str, float]:

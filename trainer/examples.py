@@ -69,8 +69,9 @@ def training_providers(toolkit_name: str, load: Any, wanted: list[str], held_out
 
 
 def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_task: int,
-                  subset_min: float, seed: int) -> list[Example]:
-    """`per_task` randomised examples per task, in task order."""
+                  subset_min: float, seed: int, instructions: list[str] | None = None) -> list[Example]:
+    """`per_task` randomised examples per task, in task order, each with a training pair drawn from those
+    whose wording is in `instructions` (all of them when empty or None) and whose tools the example has."""
     features = toolkit.feature_names
     models = toolkit.feature_models()
     examples = []
@@ -79,9 +80,10 @@ def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_
             rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8],
                                                "big"))
             kept = _feature_subset(toolkit, rng, subset_min)
-            pairs = preference_pairs("train", kept, models)
+            pairs = [p for p in preference_pairs("train", kept, models) if not instructions or p.instruction in instructions]
             if not pairs:
-                raise LabInputError(f"no training preference pair applies to tools {kept}")
+                raise LabInputError(f"no training preference pair {'of training_instructions ' if instructions else ''}"
+                                    f"applies to tools {kept}")
             pair = rng.choice(pairs)
             bound = pair.bind(kept, models).as_dict()
             preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome",

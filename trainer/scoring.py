@@ -24,7 +24,7 @@ import pandas as pd
 
 from lab.filters import has_valid_output
 from lab.records import TrajectoryRecord
-from lab.reward import STD_THRESHOLD
+from lab.reward import STD_THRESHOLD, RewardScale
 from lab.scoring import FeatureFrame, feature_names, group_label, tool_counts
 
 
@@ -65,9 +65,9 @@ class GroupScores:
 
 def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: float = STD_THRESHOLD,
                filter_format: bool = True, filter_invalid: bool = True,
-               scale: tuple[float, float] | None = None) -> GroupScores:
+               scale: RewardScale | None = None) -> GroupScores:
     """Rewards, advantages, keep mask and filter reasons of a whole generation batch; `scale`: cost and
-    latency on a fixed scale (c_ref, l_ref) instead of min-max within the group."""
+    latency on one scale for the run (`lab.reward.RewardScale`) instead of min-max within the group."""
     fails_format = np.array([filter_format and not r.format_ok for r in rows], dtype=bool)
     fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
     passed = ~(fails_format | fails_invalid)

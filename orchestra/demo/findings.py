@@ -41,12 +41,15 @@ class Findings:
     rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
     curve: pd.DataFrame       # the train run's learning curve (lab.report.curve.learning_curve_df), maybe empty
     train_metrics: pd.DataFrame  # its train_metrics rows (the probe, when logged, joins the curve's figure)
+    evidence: Evidence | None = None  # GRPO against its start, paired (trainer.evidence), when the demo ran it
 
     def figures(self) -> dict[str, Figure]:
         """Every figure the demo writes: the compared runs', the sweep's and the learning curve."""
         figures = {**self.compared.figures(), **{f"sweep_{k}": v for k, v in self.sweep.figures().items()}}
         if not self.curve.empty:
             figures["learning_curve"] = learning_curve_figure(self.curve, self.train_metrics)
+        if self.evidence is not None:
+            figures["grpo_against_start"] = self.evidence.figure()
         return figures
 
     def sentences(self) -> list[str]:
@@ -95,6 +98,8 @@ class Findings:
             lines.append(f"Told to hurry it takes {by.loc['speed'].latency_s_per_task:.0f} s per task against "
                          f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
         lines.extend(self._curve_sentences())
+        if self.evidence is not None:
+            lines.extend(evidence_lines(self.evidence))
         repriced = self.compared.reprice.dropna(subset=["change_pct"])
         if not repriced.empty:
             biggest = repriced.loc[repriced.change_pct.abs().idxmax()]
@@ -122,8 +127,9 @@ class Findings:
         return lines
 
 
-def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findings:
-    """`runs` maps run names to ids, as `DemoStages.runs` holds them."""
+def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan, evidence: Evidence | None = None) -> Findings:
+    """`runs` maps run names to ids, as `DemoStages.runs` holds them; `evidence` is what `DemoStages.evidence`
+    found."""
     from trainer.train import train_run_id
 
     train = train_run_id(plan.train_config(store.path))
@@ -139,13 +145,12 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan) -> Findi
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
                     rounds=_rounds(store, runs, plan.compared_turns), curve=learning_curve_df(store, train),
-                    train_metrics=queries.train_metrics_df(store, train))
+                    train_metrics=queries.train_metrics_df(store, train), evidence=evidence)
 
 
 def evidence_lines(evidence: Evidence) -> list[str]:
     """What `trainer.evidence.gather_evidence` found, one line per instruction (the paired deltas, trained -
-    start, with 95% CIs), one per behaviour check, and whether the target half-widths were reached. The demo
-    does not run it among its stages (see docs/training.md for its time); a caller that has one prints these."""
+    start, with 95% CIs), one per behaviour check, and whether the target half-widths were reached."""
     lines = [f"GRPO against its start ({evidence.tasks} tasks x {evidence.samples} samples, paired by task and "
              "sample; trained - start, 95% CI):"]
     for instruction, rows in evidence.deltas.groupby("instruction", sort=False):

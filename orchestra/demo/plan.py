@@ -53,6 +53,8 @@ class DemoPlan:
     compared_turns: int
     turn_budgets: tuple[int, ...]
     train_overrides: dict[str, Any] = field(default_factory=dict)
+    evidence_tasks: int | None = None   # GRPO against its start (trainer.evidence): None = the whole eval split
+    evidence_samples: int = 4           # rollouts per task and run there (its default: sized for power)
 
     def train_config(self, store_path: Path) -> Any:
         """`configs/train/cpu-tiny.yaml` with this plan's overrides, logging into the demo's store."""
@@ -72,7 +74,8 @@ FULL = DemoPlan(tasks=40, smollm2_tasks=4, compared_turns=20, turn_budgets=(10, 
 #: `--quick`: every stage at toy size (tests, a first look). Its barely trained model rarely answers, so
 #: it runs to the turn budget: short budgets keep the stage in seconds. Its model and runs are kept
 #: apart from the full demo's (another output_dir and run name, so another train run id).
-QUICK = DemoPlan(tasks=6, smollm2_tasks=3, compared_turns=4, turn_budgets=(2, 4, 8), train_overrides={
+QUICK = DemoPlan(tasks=6, smollm2_tasks=3, compared_turns=4, turn_budgets=(2, 4, 8), evidence_tasks=4,
+                 evidence_samples=1, train_overrides={
     "run_name": "cpu-tiny-quick", "output_dir": "runs/cpu-tiny-quick", "max_steps": 2, "task_limit": 16,
     "examples_per_task": 1, "per_device_train_batch_size": 8, "lab_eval_steps": 1, "lab_eval_limit": 4,
     "save_steps": 2,

@@ -20,10 +20,12 @@ from rich.console import Console
 
 from lab.eval.config import EvalConfig
 from lab.eval.harness import run_eval
+from lab.preference import HELD_OUT
 from lab.store import Store, queries
 from orchestra.demo.plan import BASELINES, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
 
 if TYPE_CHECKING:
+    from trainer.evidence import Evidence
     from trainer.fingerprint import Fingerprint
 
 
@@ -34,6 +36,7 @@ class DemoStages:
         self.plan, self.store, self.console = plan, store, console
         self.config = plan.train_config(store.path)
         self.runs: dict[str, str] = {}
+        self.found: Evidence | None = None   # what `evidence` found (its runs stay out of `runs`: not compared)
         self._tasks: list[str] | None = None
 
     def steps(self) -> list[tuple[str, Callable[[], None]]]:
@@ -41,7 +44,10 @@ class DemoStages:
         plan = self.plan
         return [("offline world", self.world), ("scripted baselines", self.baselines),
                 (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2),
-                ("warm start + GRPO training", self.train), ("warm start and trained model", self.compare_trained),
+                ("warm start + GRPO training", self.train),
+                (f"GRPO against its start, {plan.evidence_tasks or 'all'} tasks x {plan.evidence_samples} samples",
+                 self.evidence),
+                ("warm start and trained model", self.compare_trained),
                 ("sweep: 3 instructions x turn budgets "
                  f"{'/'.join(map(str, plan.turn_budgets))}, 2 training wordings", self.sweep)]
 
@@ -91,6 +97,16 @@ class DemoStages:
         with contextlib.redirect_stdout(sys.stderr):  # the trainers' own log lines are progress, not the summary
             summary = run_training(config, self.store, self.console, resume=resume)
         self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")
+
+    def evidence(self) -> None:
+        """Did GRPO improve on its start? Both models on the same test tasks and sample seeds under each
+        training instruction and the held-out pairs, paired (`trainer.evidence`; resumed like every eval run)."""
+        from trainer.curve import curve_instructions
+        from trainer.evidence import gather_evidence
+
+        labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT]
+        self.found = gather_evidence(self.config, self.store, self.console, tasks=self.plan.evidence_tasks,
+                                     samples=self.plan.evidence_samples, instructions=labels)
 
     def compare_trained(self) -> None:
         """The warm start and the trained model, under the same held-out pairs and budget as the baselines."""

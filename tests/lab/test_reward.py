@@ -435,3 +435,45 @@ def test_on_a_fixed_scale_token_noise_within_one_route_is_not_stretched_to_a_ful
 def test_a_fixed_scale_needs_positive_references():
     with pytest.raises(LabInputError, match="c_ref and l_ref"):
         lab.reward.preference_rewards(np.array([[0.0, 1.0, -0.1, -1.0]]), np.array([0, 1, 1, 1.0]), scale=(0.0, 1.0))
+
+
+# ---------------------------------------------------------------- the learning curve's U as the reward (a variant)
+
+@given(st.lists(st.tuples(costs, latencies, st.sampled_from([0.0, 1.0]), st.integers(0, 3)), min_size=2, max_size=8),
+       st.floats(min_value=1e-4, max_value=1.0), st.floats(min_value=0.1, max_value=300.0),
+       st.tuples(*[st.floats(0.0, 1.0)] * 4))
+@settings(max_examples=200, deadline=None)
+def test_the_utility_reward_charges_every_cent_and_pays_only_for_what_p_asks(rows, cost_ref, latency_ref, weights):
+    """U = w_o * r - w_c * cost / c_ref - w_l * latency / l_ref (+ w_tool on a solved rollout's calls): what
+    the learning curve and the evidence score. Gaming: spending more never pays, failing costs exactly the
+    outcome weight, a failed rollout's calls earn nothing, and no rollout scores above w_o + w_tool."""
+    w_tool, w_o, w_c, w_l = weights
+    M = np.array([[calls, solved, -cost, -latency] for cost, latency, solved, calls in rows])
+    P = np.array(weights)
+    scale = lab.reward.RewardScale(cost_ref, latency_ref, utility=True)
+    R = lab.reward.preference_rewards(M, P, scale=scale)
+    tools = lab.reward.minmax_normalise(M)[:, 0] * w_tool * M[:, 1]
+    expected = w_o * M[:, 1] + w_c * M[:, 2] / cost_ref + w_l * M[:, 3] / latency_ref + tools
+    np.testing.assert_allclose(R, expected, atol=1e-9)
+    assert (R <= w_o + w_tool + 1e-9).all()
+    dearer = M.copy()
+    dearer[0, 2] -= 1.0
+    dearer[0, 3] -= 10.0
+    assert lab.reward.preference_rewards(dearer, P, scale=scale)[0] <= R[0] + 1e-12
+    failed = M.copy()
+    failed[0, 1] = 0.0
+    assert lab.reward.preference_rewards(failed, P, scale=scale)[0] <= R[0] + 1e-12
+
+
+def test_under_the_utility_reward_a_cheap_route_beats_a_dear_one_that_solves_more_often():
+    """The case that separates it from Eq. 2 under "accurate but cheap" (w_o = w_c = 1): route A solves 8 of
+    8 at 4c, route B 3 of 8 at 0.5c. Eq. 2 (outcome-gated, its cost term at most w_c) prefers A on average,
+    within the group or on a fixed scale; U charges A's 4c and prefers B."""
+    P = np.array([0.0, 1.0, 1.0, 0.0])
+    solved_a, solved_b = [1.0] * 8, [1.0] * 3 + [0.0] * 5
+    M = np.array([[0.0, s, -0.04, -30.0] for s in solved_a] + [[0.0, s, -0.005, -30.0] for s in solved_b])
+    for scale in (None, (0.02, 60.0)):
+        R = lab.reward.preference_rewards(M, P, scale=scale)
+        assert R[:8].mean() > R[8:].mean()
+    R = lab.reward.preference_rewards(M, P, scale=lab.reward.RewardScale(0.02, 60.0, utility=True))
+    assert R[8:].mean() > R[:8].mean()

@@ -40,6 +40,10 @@ def write(tmp_path, text):
     ("format_penalty: 1.0\n", "applies under protocol: rounds"),
     ("format_penalty: lots\n", "field 'format_penalty': got 'lots' (str), expected float"),
     ("learning_check: {best: [answer]}\n", "field 'learning_check.best'"),
+    ("training_instructions: [Be cheap]\n", "training_instructions: 'Be cheap' is not the wording of a `train` pair"),
+    ("training_instructions: ['Only the answer matters to me.']\n", "is not the wording of a `train` pair"),  # eval
+    ("training_instructions: ['Balance accuracy, cost and speed equally.', "
+     "'Balance accuracy, cost and speed equally.']\n", "is listed twice"),
 ])
 def test_a_bad_config_is_one_line_naming_the_file_and_the_field(tmp_path, text, problem):
     path = write(tmp_path, f"output_dir: {tmp_path}/out\n" + text)

@@ -156,3 +156,27 @@ def test_a_missed_target_is_said_plainly_with_the_size_it_needs():
     assert cost.startswith("cost: target +-10% NOT reached under 1 of 2") and "no size within" in cost
     evidence.deltas = deltas.assign(half_width=0.01)
     assert evidence.target_lines()[1] == "cost: target +-10% reached under all 2 instructions (widest +-1%, 'a')"
+
+
+@pytest.mark.parametrize("cost, accuracy, expected", [
+    ((-0.35, -0.42, -0.28), (-0.01, -0.04, +0.02), "holds"),      # 35% cheaper, a point of accuracy
+    ((-0.80, -0.85, -0.75), (-0.20, -0.26, -0.14), "fails"),      # cheap by failing: the saving does not buy it
+    ((-0.35, -0.42, -0.28), (-0.04, -0.07, -0.01), "not shown"),  # 4 points given up, but the CI reaches 3
+    ((-0.10, -0.16, -0.04), (+0.02, -0.01, +0.05), "fails"),      # cheaper, but the whole CI short of 20%
+    ((-0.25, -0.40, -0.10), (+0.00, -0.03, +0.03), "not shown"),  # 25%, but the CI reaches down to 10%
+    ((+0.30, +0.20, +0.40), (+0.05, +0.02, +0.08), "fails"),      # dearer
+])
+def test_cheaper_than_the_start_needs_the_saving_and_the_accuracy(cost, accuracy, expected):
+    """Trained vs start under the cost-saving instruction: at least 20% cheaper (CI) for at most 3 points of
+    accuracy; a model that got cheap by no longer solving does not pass."""
+    from trainer.evidence import behaviour_checks
+
+    label = "Be accurate but keep the bill as low as you can."
+    columns = ["instruction", "measure", "start", "trained", "delta", "ci_low", "ci_high"]
+    deltas = pd.DataFrame([[label, "cost", 2.0, 2.0 * (1 + cost[0]), *cost],
+                           [label, "accuracy", 0.4, 0.4 + accuracy[0], *accuracy]], columns=columns)
+    plan = type("Plan", (), {"instructions": [type("I", (), {"label": label, "preference": "outcome=1,compute=1"})()],
+                             "held_out_wordings": False})()
+    checks = behaviour_checks(pd.DataFrame(), {}, plan, deltas, {"accuracy": 0.05, "cost": 0.10})
+    (row,) = checks[checks.check.str.startswith("saving against the start")].itertuples()
+    assert row.verdict == expected and row.value == pytest.approx(-cost[0]), row.detail

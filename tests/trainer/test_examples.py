@@ -36,3 +36,21 @@ def test_examples_randomise_tools_prices_and_preferences_as_the_paper_does(toolk
         weights = dict(e.preference)
         assert list(weights) == [*names, *OBJECTIVES]
         assert all(weights[n] == 0 for n in names if n not in e.features)  # P never rewards a tool not offered
+
+
+def test_training_instructions_restrict_the_pairs_drawn_and_the_curve_follows_them(tmp_path):
+    """A recipe trained on two kinds of P draws only those (every task sees both over its draws), and the
+    learning curve's default instructions are the same two."""
+    from trainer.config import OrchestraGRPOConfig
+    from trainer.curve import curve_instructions
+
+    chosen = ["Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can."]
+    toolkit = load_toolkit("paper-small")
+    examples = draw_examples([Task(i) for i in range(30)], toolkit, ["together", "openrouter"], per_task=4,
+                             subset_min=1.0, seed=3, instructions=chosen)
+    assert Counter(e.instruction for e in examples).keys() == set(chosen)
+    unrestricted = draw_examples([Task(i) for i in range(30)], toolkit, ["together", "openrouter"], per_task=4,
+                                 subset_min=1.0, seed=3)
+    assert len({e.instruction for e in unrestricted}) > 2
+    config = OrchestraGRPOConfig(output_dir=str(tmp_path), toolkit="paper-small", training_instructions=chosen)
+    assert [c.label for c in curve_instructions(config)] == chosen

@@ -164,6 +164,18 @@ def paired_differences(trajs: pd.DataFrame, start: str, trained: str, scale: Cur
     })
 
 
+def pooled_delta(differences: list[pd.DataFrame], column: str = "U", n_resamples: int = N_RESAMPLES, seed: int = 0,
+                 level: float = 0.95) -> dict[str, float]:
+    """The mean of one column of several instructions' `paired_differences` (the same tasks under each),
+    with a bootstrap CI over tasks: a task's instructions and samples are resampled together, since a task
+    hard under one instruction is hard under the others. Each instruction weighs the same in a task,
+    whatever its number of samples. Keys: delta, ci_low, ci_high, n_tasks."""
+    by_instruction = [frame.groupby("task_id")[column].mean() for frame in differences]   # samples first
+    per_task = pd.concat(by_instruction).groupby(level=0).mean().to_numpy(float)
+    low, high = np.quantile(bootstrap_means(per_task, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
+    return {"delta": float(per_task.mean()), "ci_low": float(low), "ci_high": float(high), "n_tasks": len(per_task)}
+
+
 def variance_components(differences: pd.DataFrame, column: str) -> tuple[float, float]:
     """(s2_between, s2_within) of one column of `paired_differences`: s2_within pooled over the tasks'
     samples (NaN when no task has two, so that samples cannot be told from tasks), s2_between the

@@ -37,6 +37,9 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
     assert sorted(linked.train_step) == [0] * 6 + [1] * 6 + [2] * 6  # the curve: 6 instructions at steps 0, 1, 2
+    evidence = evals[evals.name.str.startswith("evidence-")]   # both models under 6 instructions and held-out
+    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 7), ("evidence-trained", 7)]
+    assert (evidence.trajectories == QUICK.evidence_tasks * QUICK.evidence_samples).all()
 
 
 #: What a library prints when it is let through: a tqdm bar or its redraw, a raw Trainer log dict, a
@@ -50,7 +53,7 @@ def test_the_demos_whole_output_from_an_empty_cache_reads_like_a_report(quick_de
     for stream in (quick_demo.stdout, quick_demo.stderr):
         noise = [line for line in stream.splitlines() if LIBRARY_NOISE.search(line)]
         assert not noise, noise[:5]
-    assert "[1/7] offline world" in quick_demo.stderr and "indexing" in quick_demo.stderr  # it did build the world
+    assert "[1/8] offline world" in quick_demo.stderr and "indexing" in quick_demo.stderr  # it did build the world
     assert "SFT " in quick_demo.stderr and "GRPO " in quick_demo.stderr  # the lab's own lines for both trainers
 
 
@@ -59,11 +62,15 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     for heading in ("Test tasks, held-out instructions", "Trained orchestrator: instruction x turn budget",
                     "What the demo found", "Pareto frontier", "Preference: told to save money",
                     "Under deepinfra's prices", "Learning curve of the training run",
-                    "Curve under 'Be accurate but keep the bill as low as you can.': U "):
+                    "Curve under 'Be accurate but keep the bill as low as you can.': U ",
+                    f"GRPO against its start ({QUICK.evidence_tasks} tasks x {QUICK.evidence_samples} samples",
+                    "Check, U higher under the training instructions, pooled over 6 (trained): ",
+                    "Check, saving against the start under 'Be accurate but keep the bill as low as you can.'"):
         assert heading in out, heading
     assert "scripted:oracle" in out and "hf:smollm2" in out
     html = (quick_demo.cwd / "demo.html").read_text()
     assert html.count("<section") >= 6 and '<section id="learning_curve">' in html
+    assert '<section id="grpo_against_start">' in html
 
 
 def test_every_next_hint_works_on_the_demo_store(quick_demo, tmp_path):

@@ -25,6 +25,7 @@ from lab.report.metrics.paired import (
     paired_differences,
     paired_rows,
     paired_saving,
+    pooled_delta,
     power_table,
     variance_components,
     verdict,
@@ -251,3 +252,22 @@ def test_instruction_kinds_follow_the_weights(weights, kind):
 def test_a_target_must_be_positive():
     with pytest.raises(LabInputError, match="positive"):
         needed_size(0.1, 0.1, 0.0, 100)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=12),
+       st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=12), st.floats(-0.5, 0.5))
+def test_pooling_instructions_weighs_each_task_once(first, second, shift):
+    """The pooled U delta is the mean over tasks of each task's mean over instructions and samples: a task
+    with more samples under one instruction does not count more, a constant gain under every instruction
+    shifts it by that gain, and its interval holds the estimate."""
+    n = min(len(first), len(second))
+    tasks = [f"t{i}" for i in range(n)]
+    a = pd.DataFrame({"task_id": tasks, "sample_idx": 0, "U": first[:n]})
+    b = pd.DataFrame({"task_id": tasks * 2, "sample_idx": [0] * n + [1] * n, "U": second[:n] * 2})
+    pooled = pooled_delta([a, b])
+    expected = np.mean([(x + y) / 2 for x, y in zip(first[:n], second[:n])])
+    assert pooled["delta"] == pytest.approx(expected, abs=1e-9) and pooled["n_tasks"] == n
+    assert pooled["ci_low"] - 1e-9 <= pooled["delta"] <= pooled["ci_high"] + 1e-9
+    moved = pooled_delta([a.assign(U=a.U + shift), b.assign(U=b.U + shift)])
+    assert moved["delta"] == pytest.approx(expected + shift, abs=1e-9)
