@@ -269,7 +269,7 @@ class OrchestraGRPOConfig(GRPOConfig):
     pricing_providers: list[str] = field(default_factory=list, metadata={"help": "Provider tables drawn per example."})
     held_out_pricing: str = field(default="deepinfra", metadata={"help": "Provider never drawn in training."})
     training_instructions: list[str] = field(
-        default_factory=list, metadata={"help": "Training pairs drawn per example, by wording; empty = all that apply."})
+        default_factory=list, metadata={"help": "Training pairs drawn, by wording; empty = all that apply."})
     max_turns: int = field(default=50, metadata={"help": "Orchestrator turns per rollout."})
     turn_max_new_tokens: int = field(default=512, metadata={"help": "Generated tokens per turn."})
     observation_chars: int = field(default=6000,
@@ -360,7 +360,8 @@ class OrchestraGRPOConfig(GRPOConfig):
         if self.max_turns < 1 or self.turn_max_new_tokens < 1 or self.examples_per_task < 1:
             problems.append("max_turns, turn_max_new_tokens and examples_per_task must be at least 1")
         if self.reward_scale not in REWARD_SCALES:
-            problems.append(f"reward_scale {self.reward_scale!r}: expected one of {', '.join(map(repr, REWARD_SCALES))}")
+            expected = ", ".join(map(repr, REWARD_SCALES))
+            problems.append(f"reward_scale {self.reward_scale!r}: expected one of {expected}")
         if not (self.reward_cost_ref_usd > 0 and self.reward_latency_ref_s > 0):
             problems.append("reward_cost_ref_usd and reward_latency_ref_s must be > 0")
         if self.format_penalty < 0 or (self.format_penalty > 0 and self.protocol != "rounds"):

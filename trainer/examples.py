@@ -80,7 +80,8 @@ def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_
             rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8],
                                                "big"))
             kept = _feature_subset(toolkit, rng, subset_min)
-            pairs = [p for p in preference_pairs("train", kept, models) if not instructions or p.instruction in instructions]
+            pairs = [p for p in preference_pairs("train", kept, models)
+                     if not instructions or p.instruction in instructions]
             if not pairs:
                 raise LabInputError(f"no training preference pair {'of training_instructions ' if instructions else ''}"
                                     f"applies to tools {kept}")

@@ -7,10 +7,11 @@ key, GPU or network.
 
 Stages (`orchestra.demo.stages`): build or reuse the offline world; evaluate the scripted baselines and the
 untrained SmolLM2 on the test tasks; warm-start and train `configs/train/cpu-tiny.yaml` with GRPO;
-compare the trained model with its start pair by pair (`trainer.evidence`, every test task x 4 samples under
-the training instructions and the held-out pairs); evaluate the warm start and the trained model; sweep the trained model over three instructions and
-turn budgets 10 / 20 / 50; then print the findings (`orchestra.demo.findings`), write the figures, print the
-commands to try next and serve the dashboard on the store. The models are simulated stand-ins for the
+compare the trained model with its start pair by pair (`trainer.evidence`, every test task x 4 samples
+under the training instructions and the held-out pairs); evaluate the warm start and the trained model;
+sweep the trained model over three instructions and turn budgets 10 / 20 / 50; then print the findings
+(`orchestra.demo.findings`), write the figures, print the commands to try next and serve the dashboard
+on the store. The models are simulated stand-ins for the
 paper's (`sim:*`, priced at the real models' list prices) and every table says so.
 """
 

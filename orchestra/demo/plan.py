@@ -65,11 +65,10 @@ class DemoPlan:
         return OrchestraGRPOConfig.from_yaml(TRAIN_CONFIG, db=str(store_path), **self.train_overrides)
 
 
-#: The full demo: cpu-tiny as written (warm start + 24 GRPO steps), with its learning curve (the six training
-#: instructions) on 12 test tasks at steps 0, 12 and 24 (neither changes what is trained, nor the train
-#: run's id).
-FULL = DemoPlan(tasks=40, smollm2_tasks=4, compared_turns=20, turn_budgets=(10, 20, 50),
-                train_overrides={"lab_eval_steps": 12, "lab_eval_limit": 12})
+#: The full demo: cpu-tiny as written (warm start + 80 GRPO steps, its learning curve under both training
+#: instructions at steps 0, 20, 40, 60, 80 on 24 test tasks), then GRPO against its start on every test task x 4
+#: samples: the same model and train run as `orchestra train --config configs/train/cpu-tiny.yaml`.
+FULL = DemoPlan(tasks=40, smollm2_tasks=2, compared_turns=20, turn_budgets=(10, 20, 50))
 
 #: `--quick`: every stage at toy size (tests, a first look). Its barely trained model rarely answers, so
 #: it runs to the turn budget: short budgets keep the stage in seconds. Its model and runs are kept

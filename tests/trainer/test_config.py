@@ -62,7 +62,7 @@ def test_the_cli_reports_a_bad_config_without_a_traceback(tmp_path):
 
 def test_shipped_configs_load():
     on_cpu = not torch.cuda.is_available()
-    for name in ("cpu-tiny", "h100-qwen3-8b", "gpu-smoke"):
+    for name in ("cpu-tiny", "cpu-smollm2", "h100-qwen3-8b", "gpu-smoke"):
         config = OrchestraGRPOConfig.from_yaml(f"configs/train/{name}.yaml", use_vllm=False if on_cpu else None)
         assert config.loss_type in ("dapo", "bnpo", "cispo", "vespo") and config.num_generations >= 2
 
@@ -154,6 +154,25 @@ def test_the_shipped_configs_curves_are_readable():
     from trainer.curve import curve_instructions
 
     on_cpu = not torch.cuda.is_available()
-    for name in ("cpu-tiny", "h100-qwen3-8b", "gpu-smoke"):
+    for name in ("cpu-tiny", "cpu-smollm2", "h100-qwen3-8b", "gpu-smoke"):
         config = OrchestraGRPOConfig.from_yaml(f"configs/train/{name}.yaml", use_vllm=False if on_cpu else None)
         assert curve_instructions(config), name
+
+
+def test_each_ablation_variant_changes_only_its_own_fields_of_the_recipe(tmp_path):
+    """scripts/recipe_ablation.py: a variant is the shipped recipe with the fields it names changed, nothing else
+    (so its row in docs/training.md measures that change), and every variant is a config that loads."""
+    import importlib.util
+    from dataclasses import fields
+
+    spec = importlib.util.spec_from_file_location("recipe_ablation", "scripts/recipe_ablation.py")
+    ablation = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ablation)
+    recipe = ablation.variant_config("recipe", tmp_path)
+    own = {"run_name", "output_dir", "db", "logging_dir"}
+    for name, changes in ablation.VARIANTS.items():
+        config = ablation.variant_config(name, tmp_path)
+        differ = {f.name for f in fields(config) if f.init and f.name not in own
+                  and getattr(config, f.name) != getattr(recipe, f.name)}
+        assert differ == set(changes), name
+        assert config.output_dir == str(tmp_path / name) and config.db == str(tmp_path / f"{name}.duckdb")

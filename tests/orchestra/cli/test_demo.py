@@ -36,9 +36,9 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(train) == 1 and train.status.iloc[0] == "finished"
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
-    assert sorted(linked.train_step) == [0] * 6 + [1] * 6 + [2] * 6  # the curve: 6 instructions at steps 0, 1, 2
-    evidence = evals[evals.name.str.startswith("evidence-")]   # both models under 6 instructions and held-out
-    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 7), ("evidence-trained", 7)]
+    assert sorted(linked.train_step) == [0] * 2 + [1] * 2 + [2] * 2  # the curve: 2 instructions at steps 0, 1, 2
+    evidence = evals[evals.name.str.startswith("evidence-")]   # both models under 2 instructions and held-out
+    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 3), ("evidence-trained", 3)]
     assert (evidence.trajectories == QUICK.evidence_tasks * QUICK.evidence_samples).all()
 
 
@@ -64,7 +64,7 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
                     "Under deepinfra's prices", "Learning curve of the training run",
                     "Curve under 'Be accurate but keep the bill as low as you can.': U ",
                     f"GRPO against its start ({QUICK.evidence_tasks} tasks x {QUICK.evidence_samples} samples",
-                    "Check, U higher under the training instructions, pooled over 6 (trained): ",
+                    "Check, U higher under the training instructions, pooled over 2 (trained): ",
                     "Check, saving against the start under 'Be accurate but keep the bill as low as you can.'"):
         assert heading in out, heading
     assert "scripted:oracle" in out and "hf:smollm2" in out
