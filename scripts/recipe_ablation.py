@@ -79,7 +79,8 @@ def run_variant(name: str, out: Path, console: Console) -> None:
 
 
 def table(out: Path) -> pd.DataFrame:
-    """One row per variant with a finished evidence (the evidence is recomputed from the logged runs)."""
+    """One row per variant whose training finished (its evidence is read from the logged runs, and any
+    run it lacks is run first)."""
     console = Console(stderr=True, quiet=True)
     rows = []
     for name in VARIANTS:
@@ -87,6 +88,8 @@ def table(out: Path) -> pd.DataFrame:
         if not Path(config.db).is_file():
             continue
         store = Store(Path(config.db))
+        if queries.run_status(store, train_run_id(config)) != "finished":
+            continue
         evidence = gather_evidence(config, store, console, instructions=[ACCURACY_ONLY, COST_SAVING])
         pooled = evidence.checks[evidence.checks.check.str.startswith("U higher")].iloc[0]
         deltas = evidence.deltas.set_index(["instruction", "measure"])

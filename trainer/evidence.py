@@ -13,10 +13,12 @@ trained - start of accuracy, cost (as a ratio), latency and the absolute utility
 bootstrap 95% CI over tasks; U is on one scale (c_ref, l_ref) fixed from the start model's runs over
 every instruction.
 
-Then the behaviour checks: under an accuracy-only instruction the trained model's accuracy is not lower
-than the start's (its CI's low end above -0.05); under a cost-saving instruction it spends at least 20%
-less than under accuracy-only (training and held-out wordings; the start's saving beside it, so a saving
-GRPO lost shows as the start's); under a speed instruction it is faster than under accuracy-only.
+Then the behaviour checks: U pooled over the training instructions is higher than the start's (its CI
+above 0); under an accuracy-only instruction the trained model's accuracy is not lower than the start's
+(its CI's low end above -0.05); under a cost-saving instruction it is at least 20% cheaper than its start
+for at most 3 points of accuracy, and spends at least 20% less than under accuracy-only (training and
+held-out wordings; the start's saving beside it, so a saving GRPO lost shows as the start's); under a
+speed instruction it is faster than under accuracy-only.
 
 Why sampled, not greedy: GRPO moves probabilities, and where the start is near indifferent between two
 slots a shift of a few points flips every greedy choice, so a greedy score swings far more than the
@@ -287,7 +289,7 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
              for kind in ("accuracy-only", "cost-saving", "speed")}
     accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
     if cost_saving:
-        rows.append(_cheaper_than_start(deltas, cost_saving, targets))
+        rows.append(_saving_against_start(deltas, cost_saving, targets))
     pairs = []
     if accuracy_only and cost_saving:
         pairs += [(f"trained | {cost_saving}", f"trained | {accuracy_only}", "trained", "training wording"),
@@ -323,7 +325,7 @@ def _pooled_utility_check(training: list[pd.DataFrame], seed: int) -> pd.DataFra
     return pd.DataFrame([row], columns=CHECK_COLUMNS)
 
 
-def _cheaper_than_start(deltas: pd.DataFrame, label: str, targets: dict[str, float]) -> list[Any]:
+def _saving_against_start(deltas: pd.DataFrame, label: str, targets: dict[str, float]) -> list[Any]:
     """The check that GRPO moved the cost-saving instruction its way: the trained model at least
     `SAVING_TARGET` cheaper than its start under it (the saving's CI above it), giving up at most
     `ACCURACY_GIVEN_UP` of accuracy (the estimate; its CI not below -the accuracy target). Fails when the
