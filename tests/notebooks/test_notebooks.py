@@ -25,6 +25,7 @@ def test_notebook_is_stored_without_outputs(path: Path):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in cells if c["cell_type"] == "code")
 
 
+@pytest.mark.timeout(600)   # the first to ask for `quick_demo` runs it: the world from an empty cache and every stage
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_on_the_demo_store(path: Path, quick_demo, tmp_path: Path, monkeypatch):
     db = tmp_path / "demo.duckdb"

@@ -10,10 +10,16 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from lab.store import Store, queries
 from orchestra.cli.dashboard import free_port, wait_healthy
 from orchestra.demo.plan import BASELINES, QUICK, SWEEP_PREFERENCES, trained_name
 from tests.conftest import orchestra
+
+#: The first test to ask for `quick_demo` runs it: the offline world from an empty cache (about 2 minutes on 2
+#: cores) and every stage of the demo, about 4 minutes in all.
+pytestmark = pytest.mark.timeout(600)
 
 NAMES = [*BASELINES, "smollm2", "warm-start", "trained",
          *(trained_name(p, t) for p in SWEEP_PREFERENCES for t in QUICK.turn_budgets)]
