@@ -7,10 +7,11 @@ alone, then compared with its start by `orchestra train evidence` under the trai
     python scripts/recipe_ablation.py --out /tmp/ablation --table                  # the table of what is there
 
 Each variant trains into `<out>/<name>` with its own store `<out>/<name>.duckdb` (so two processes can
-run different variants at once); a finished variant is not retrained, and its evidence resumes (the
+run different variants at once); a finished variant is not retrained. The table is of the variants
+named (all when none is), and runs a finished variant's evidence where it is not logged yet (the
 harness skips logged rollouts). Columns: trained - start of U pooled over the training instructions
-(95% CI over tasks), accuracy under accuracy-only, cost under cost-saving, and from `train_metrics` the
-share of informative groups and of malformed rounds over the run.
+(95% CI over tasks), accuracy under accuracy-only, cost under cost-saving, and from `train_metrics`
+the share of informative groups and of malformed rounds over the run.
 """
 
 from __future__ import annotations
@@ -69,21 +70,20 @@ def share_warm_start(config: OrchestraGRPOConfig, out: Path, console: Console) -
             return
 
 
-def run_variant(name: str, out: Path, console: Console) -> None:
+def train_variant(name: str, out: Path, console: Console) -> None:
+    """Train one variant unless its run finished (its evidence is `table`'s, run once there)."""
     config = variant_config(name, out)
     store = Store(Path(config.db))
     if queries.run_status(store, train_run_id(config)) != "finished":
         share_warm_start(config, out, console)
         run_training(config, store, console, resume=any(Path(config.output_dir).glob("checkpoint-*")))
-    gather_evidence(config, store, console, instructions=[ACCURACY_ONLY, COST_SAVING])
 
 
-def table(out: Path) -> pd.DataFrame:
-    """One row per variant whose training finished (its evidence is read from the logged runs, and any
-    run it lacks is run first)."""
-    console = Console(stderr=True, quiet=True)
+def table(out: Path, names: list[str], console: Console) -> pd.DataFrame:
+    """One row per named variant whose training finished: its evidence, run where its runs are not logged
+    yet and read from the store where they are."""
     rows = []
-    for name in VARIANTS:
+    for name in names:
         config = variant_config(name, out)
         if not Path(config.db).is_file():
             continue
@@ -114,12 +114,13 @@ def main() -> None:
     parser.add_argument("--table", action="store_true", help="Print the table of the finished variants only.")
     args = parser.parse_args()
     console = Console(stderr=True)
+    names = args.variant or list(VARIANTS)
     if not args.table:
         args.out.mkdir(parents=True, exist_ok=True)
-        for name in args.variant or list(VARIANTS):
+        for name in names:
             console.rule(name)
-            run_variant(name, args.out, console)
-    frame = table(args.out)
+            train_variant(name, args.out, console)
+    frame = table(args.out, names, console)
     if frame.empty:
         sys.exit(f"{args.out}: no finished variant yet")
     print(markdown(frame))

@@ -281,8 +281,10 @@ class OrchestraGRPOConfig(GRPOConfig):
     filter_format: bool = field(default=True, metadata={"help": "Drop rollouts with a malformed tool call."})
     reward_scale: str = field(default="group",
                               metadata={"help": "Cost and latency: `group` min-max (Eq. 2), `fixed` or `utility`."})
-    reward_cost_ref_usd: float = field(default=0.02, metadata={"help": "`fixed`: cost scoring 0.5 (c_ref)."})
-    reward_latency_ref_s: float = field(default=60.0, metadata={"help": "`fixed`: latency scoring 0.5 (l_ref)."})
+    reward_cost_ref_usd: float = field(default=0.02,
+                                       metadata={"help": "c_ref of `fixed` (scores 0.5) and `utility` (costs w_c)."})
+    reward_latency_ref_s: float = field(default=60.0,
+                                        metadata={"help": "l_ref of `fixed` (scores 0.5) and `utility` (costs w_l)."})
     format_penalty: float = field(default=0.0,
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})

@@ -36,6 +36,7 @@ from lab.store import Store, queries
 from lab.toolkit import load_toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
+from trainer.examples import training_pairs
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,7 @@ def curve_instructions(config: OrchestraGRPOConfig) -> list[CurveInstruction]:
     toolkit = load_toolkit(config.toolkit)
     features, models = toolkit.feature_names, toolkit.feature_models()
     if not config.lab_eval_instructions:
-        return [_from_pair(pair) for pair in preference_pairs("train", features, models)
-                if not config.training_instructions or pair.instruction in config.training_instructions]
+        return [_from_pair(pair) for pair in training_pairs(features, models, config.training_instructions)]
     pairs = {pair.instruction: pair for pair in [*preference_pairs("train"), *preference_pairs("eval")]}
     chosen: list[CurveInstruction] = []
     for entry in config.lab_eval_instructions:

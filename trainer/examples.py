@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab.errors import LabInputError
-from lab.preference import preference_pairs
+from lab.preference import PreferencePair, preference_pairs
 from lab.pricing import providers
 from lab.task import Task
 from lab.toolspec import Toolkit
@@ -68,6 +68,14 @@ def training_providers(toolkit_name: str, load: Any, wanted: list[str], held_out
     return usable
 
 
+def training_pairs(tools: list[str], models: dict[str, str | None], instructions: list[str] | None = None
+                   ) -> list[PreferencePair]:
+    """The training (PI, P) pairs whose tools are all in `tools`, only those worded as in `instructions`
+    when it lists any (a config's `training_instructions`): what examples draw from, and what the
+    learning curve and the evidence evaluate by default."""
+    return [p for p in preference_pairs("train", tools, models) if not instructions or p.instruction in instructions]
+
+
 def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_task: int,
                   subset_min: float, seed: int, instructions: list[str] | None = None) -> list[Example]:
     """`per_task` randomised examples per task, in task order, each with a training pair drawn from those
@@ -80,8 +88,7 @@ def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_
             rng = random.Random(int.from_bytes(hashlib.sha256(f"{seed}/{task.task_id}/{draw}".encode()).digest()[:8],
                                                "big"))
             kept = _feature_subset(toolkit, rng, subset_min)
-            pairs = [p for p in preference_pairs("train", kept, models)
-                     if not instructions or p.instruction in instructions]
+            pairs = training_pairs(kept, models, instructions)
             if not pairs:
                 raise LabInputError(f"no training preference pair {'of training_instructions ' if instructions else ''}"
                                     f"applies to tools {kept}")

@@ -53,8 +53,8 @@ class DemoPlan:
     compared_turns: int
     turn_budgets: tuple[int, ...]
     train_overrides: dict[str, Any] = field(default_factory=dict)
-    evidence_tasks: int | None = None   # GRPO against its start (trainer.evidence): None = the whole eval split
-    evidence_samples: int = 4           # rollouts per task and run there (its default: sized for power)
+    evidence_tasks: int | None = None     # GRPO against its start (trainer.evidence): None = the whole eval split
+    evidence_samples: int | None = None   # rollouts per task and run there; None = its default, sized for power
 
     def train_config(self, store_path: Path) -> Any:
         """`configs/train/cpu-tiny.yaml` with this plan's overrides, logging into the demo's store."""

@@ -45,7 +45,7 @@ class DemoStages:
         return [("offline world", self.world), ("scripted baselines", self.baselines),
                 (f"SmolLM2 (untrained), {plan.smollm2_tasks} tasks", self.smollm2),
                 ("warm start + GRPO training", self.train),
-                (f"GRPO against its start, {plan.evidence_tasks or 'all'} tasks x {plan.evidence_samples} samples",
+                (f"GRPO against its start, {plan.evidence_tasks or 'all'} tasks x {self._evidence_samples} samples",
                  self.evidence),
                 ("warm start and trained model", self.compare_trained),
                 ("sweep: 3 instructions x turn budgets "
@@ -106,7 +106,13 @@ class DemoStages:
 
         labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT]
         self.found = gather_evidence(self.config, self.store, self.console, tasks=self.plan.evidence_tasks,
-                                     samples=self.plan.evidence_samples, instructions=labels)
+                                     samples=self._evidence_samples, instructions=labels)
+
+    @property
+    def _evidence_samples(self) -> int:
+        from trainer.evidence import DEFAULT_SAMPLES
+
+        return self.plan.evidence_samples or DEFAULT_SAMPLES
 
     def compare_trained(self) -> None:
         """The warm start and the trained model, under the same held-out pairs and budget as the baselines."""
