@@ -24,6 +24,7 @@ import streamlit as st
 from lab.report import metrics
 from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
 from lab.report.curve import learning_curve_df
+from lab.report.metrics.tools import PRIVILEGED
 from lab.scoring import FeatureFrame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
@@ -61,6 +62,8 @@ def runs(path: Path, stamp_ns: int) -> pd.DataFrame:
     summary["max_turns"] = summary.run_id.map(lambda r: variants.get(r, {}).get("max_turns"))
     summary["train_run_id"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_run_id"))
     summary["train_step"] = summary.run_id.map(lambda r: configs.get(r, {}).get("train_step"))
+    summary["instruction"] = summary.run_id.map(lambda r: configs.get(r, {}).get("preference_instruction") or "")
+    summary["privileged"] = summary.orchestrator.isin(list(PRIVILEGED))
     return summary
 
 
@@ -82,6 +85,13 @@ def _preference_text(variant: dict) -> str:
     if isinstance(value, dict):
         return ",".join(f"{k}={v:g}" for k, v in value.items() if v)
     return str(value or "")
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def run_configs(path: Path, stamp_ns: int) -> dict[str, str]:
+    """Each run's config as logged (JSON text): what the Playground plays an orchestrator under."""
+    raw = queries.runs_df(_store(path))
+    return dict(zip(raw.run_id, raw.config_json.fillna("{}")))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)
@@ -130,6 +140,15 @@ def features(path: Path, stamp_ns: int, run_ids: tuple[str, ...], pricing: str =
              else repriced_trajectories(path, stamp_ns, run_ids, pricing))
     store = _store(path)
     return FeatureFrame.of(trajs, tools_frame([queries.run(store, r) for r in run_ids]).tool_name)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def feature_models(path: Path, stamp_ns: int, run_ids: tuple[str, ...]) -> dict[str, str]:
+    """Feature (tool or slot) -> the model behind it in these runs' toolkits, e.g. `answer-1` -> `gpt-5`:
+    how a slider says which model a slot is, and how a weight that names a model finds its slots."""
+    store = _store(path)
+    tools = tools_frame([queries.run(store, r) for r in run_ids])
+    return {r.tool_name: r.model for r in tools.itertuples() if isinstance(r.model, str) and r.model}
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

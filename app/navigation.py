@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 #: url path -> title; the view is `app/views/<url path>.py`
-PAGES = {"runs": "Runs", "rollouts": "Rollouts", "steering": "Preference steering", "tools": "Tool use",
-         "pareto": "Pareto", "compare": "Compare", "training": "Training"}
+PAGES = {"runs": "Runs", "playground": "Playground", "rollouts": "Rollouts", "steering": "Preference steering",
+         "tools": "Tool use", "pareto": "Pareto", "compare": "Compare", "training": "Training"}
 
 
 def page(url_path: str) -> st.Page:

@@ -10,11 +10,12 @@ the trainer use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from lab.preference import PreferencePair, resolve_names
 from lab.scoring import FeatureFrame
 
 
@@ -74,3 +75,69 @@ def parse_vector(text: str | None, names: Sequence[str]) -> dict[str, float]:
 
 def vector_text(values: dict[str, float]) -> str:
     return ",".join(f"{k}={v:g}" for k, v in values.items() if v)
+
+
+def preset_values(pair: PreferencePair, names: Sequence[str], models: Mapping[str, str]) -> dict[str, float]:
+    """The slider values a preset stands for: each weight on the entries it names, a model's name (`gpt-5`)
+    on every slot that model fills (`answer-1`, `search-1`), a tool's on the tool; every other entry 0."""
+    values = dict.fromkeys(names, 0.0)
+    for key, weight in pair.weights.items():
+        for name in resolve_names(key, list(names), models):
+            values[name] = float(weight)
+    return values
+
+
+def presets_for(pairs: Sequence[PreferencePair], names: Sequence[str],
+                models: Mapping[str, str]) -> list[PreferencePair]:
+    """The presets whose every weight lands on an entry of these runs (a pair weighing a model no run offers
+    would silently mean something else)."""
+    return [p for p in pairs if all(resolve_names(k, list(names), models) for k in p.weights)]
+
+
+def slider_label(name: str, models: Mapping[str, str]) -> str:
+    """`answer-1 (gpt-5)`: the slot and the model behind it; a tool or an objective by its own name."""
+    model = models.get(name)
+    return f"{name} ({model})" if model and model != name else name
+
+
+def behaviour_runs(runs: pd.DataFrame, orchestrator: str) -> pd.DataFrame:
+    """The evaluation runs of one orchestrator that name a preference or an instruction, in the order they
+    were run: the same model asked for different things, the rows of the behaviour panel."""
+    chosen = runs[(runs.kind == "eval") & (runs.orchestrator == orchestrator)
+                  & ((runs.preference.fillna("") != "") | (runs.instruction.fillna("") != ""))]
+    return chosen.sort_values("started_at")
+
+
+def steered_orchestrators(runs: pd.DataFrame) -> list[str]:
+    """Orchestrators evaluated under two or more preferences, most-evaluated first: those whose behaviour
+    under different instructions can be laid side by side (a trained `hf:` model first on a tie)."""
+    evals = runs[(runs.kind == "eval") & ((runs.preference.fillna("") != "") | (runs.instruction.fillna("") != ""))]
+    counts = evals.groupby("orchestrator").size()
+    counts = counts[counts >= 2]
+    return sorted(counts.index, key=lambda o: (-counts[o], not str(o).startswith("hf:"), str(o)))
+
+
+def behaviour_table(chosen: pd.DataFrame, accuracy: pd.DataFrame, costs: pd.DataFrame,
+                    shares: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of `behaviour_runs`: what it was asked (P and the instruction) and what it did:
+    accuracy with its 95% CI and task count, cents and seconds per task, and its two largest tool shares."""
+    acc = accuracy.set_index("run_id")
+    cost = costs.set_index("run_id")
+    rows = []
+    for run in chosen.itertuples():
+        a = acc.loc[run.run_id] if run.run_id in acc.index else None
+        c = cost.loc[run.run_id] if run.run_id in cost.index else None
+        own = shares[shares.run_id == run.run_id].sort_values("share", ascending=False)
+        rows.append({
+            "run": run.name or run.run_id, "P": run.preference or "-",
+            "instruction": run.instruction or ("held-out wordings of P" if run.preference else "-"),
+            "turns": run.max_turns,
+            "accuracy": None if a is None else float(a.accuracy),
+            "95% CI": "" if a is None else f"[{a.ci_low:.2f}, {a.ci_high:.2f}]",
+            "tasks": None if a is None else int(a.n_tasks),
+            "¢/task": None if c is None else float(c.cost_cents_per_task),
+            "s/task": None if c is None else float(c.latency_s_per_task),
+            "top tools": ", ".join(f"{r.tool_label} {r.share:.0%}" for r in own.head(2).itertuples()),
+            "run_id": run.run_id,
+        })
+    return pd.DataFrame(rows)

@@ -35,19 +35,29 @@ def store_or_stop() -> tuple[Path, int, pd.DataFrame]:
 
 
 def run_label(row: Any) -> str:
+    """`trained · eval-20261205-... · hf:runs/cpu-tiny [simulated]`: the name first, as people call runs."""
     mark = " [simulated]" if getattr(row, "simulated", False) else ""
-    return f"{row.run_id} · {row.kind} · {row.orchestrator}{mark}"
+    mark += " [privileged]" if getattr(row, "privileged", False) else ""
+    name = getattr(row, "name", "")
+    head = f"{name} · {row.run_id}" if isinstance(name, str) and name and name != row.run_id else row.run_id
+    return f"{head} · {row.kind} · {row.orchestrator}{mark}"
+
+
+def main_run(runs: pd.DataFrame) -> str | None:
+    """The run a page opens on without a link: the demo's trained model (its newest `trained` evaluation)."""
+    trained = runs[(runs.kind == "eval") & (runs.name == "trained")].sort_values("started_at")
+    return trained.run_id.iloc[-1] if len(trained) else None
 
 
 def pick_run(runs: pd.DataFrame, label: str = "Run", kinds: tuple[str, ...] = ("eval", "train"),
-             key: str = "run") -> str | None:
-    """A run chosen in a select box whose value lives in the URL's `?run=`."""
+             key: str = "run", default: str | None = None) -> str | None:
+    """A run chosen in a select box whose value lives in the URL's `?run=`; without one, `default`."""
     choices = runs[runs.kind.isin(kinds)]
     if choices.empty:
         st.info(f"No {' or '.join(kinds)} runs in this store yet.")
         return None
     ids = list(choices.run_id)
-    wanted = st.query_params.get(key)
+    wanted = st.query_params.get(key) or default
     index = ids.index(wanted) if wanted in ids else 0
     labels = {r.run_id: run_label(r) for r in choices.itertuples()}
     chosen = st.selectbox(label, ids, index=index, format_func=labels.get, key=f"pick-{key}")

@@ -30,7 +30,7 @@ def git_sha() -> str:
         return ""
 
 
-RunKind = Literal["eval", "train", "synth"]
+RunKind = Literal["eval", "train", "synth", "playground"]
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
 #: How a rollout ended: an answer; no answer within the turn or wall-clock limit; an error (policy or
 #: grader); or cut by the run's budget before it could finish (not a result: resumes re-run it).
@@ -44,7 +44,7 @@ class RunRecord(BaseModel):
     """One evaluation, training or synthesis run."""
 
     run_id: str = Field(description="Unique id, e.g. `eval-20261130-0642-3f9a`.")
-    kind: RunKind = Field(description="eval, train or synth.")
+    kind: RunKind = Field(description="eval, train, synth or playground (a rollout played live in the dashboard).")
     name: str = Field("", description="Human name given with --run-name.")
     config_json: str = Field("{}", description="The full run config as JSON, to rebuild the run.")
     toolkit_json: str = Field("{}", description="The toolkit (specs with prices) the run used.")

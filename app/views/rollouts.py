@@ -1,4 +1,6 @@
-"""Rollouts: step through one trajectory turn by turn, search a run's text, lay a GRPO group side by side."""
+"""Rollouts: step through one trajectory round by round (or two runs' rollouts of one task side by side,
+`?run=a&run2=b&task=t`), search a run's text, lay a GRPO group side by side. Opens on the demo's trained
+model when no run is named."""
 
 from __future__ import annotations
 
@@ -8,15 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from app import data
-from app.widgets import pick_run, run_page, simulated_badge, store_or_stop
-
-LONG = 600  # observations longer than this start collapsed
+from app.cards import as_steps, fold, render_card
+from app.widgets import main_run, pick_run, run_page, simulated_badge, store_or_stop
 
 
 def render() -> None:
     st.title("Rollouts")
     path, stamp, runs = store_or_stop()
-    run_id = pick_run(runs)
+    run_id = pick_run(runs, kinds=("eval", "train", "playground"), default=main_run(runs))
     if run_id is None:
         return
     simulated_badge(runs, [run_id])
@@ -26,41 +27,87 @@ def render() -> None:
         return
     tab_step, tab_search, tab_group = st.tabs(["Step through", "Search", "GRPO group"])
     with tab_step:
-        _stepper(path, stamp, run_id, trajs)
+        _stepper(path, stamp, run_id, trajs, runs)
     with tab_search:
         _search(path, stamp, run_id)
     with tab_group:
         _group(path, stamp, run_id, trajs)
 
 
-def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
-    tasks = list(dict.fromkeys(trajs.task_id))
+def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame, runs: pd.DataFrame) -> None:
+    task = _pick_task(path, stamp, trajs)
+    other = st.query_params.get("run2")
+    if other and other != run_id and other in set(runs.run_id):  # two runs' rollouts of one task, side by side
+        left, right = st.columns(2)
+        with left:
+            st.markdown(f"**{_name(runs, run_id)}**")
+            _trajectory(path, stamp, run_id, trajs, task, "a")
+        with right:
+            st.markdown(f"**{_name(runs, other)}**")
+            _trajectory(path, stamp, other, data.trajectories(path, stamp, (other,)), task, "b")
+        return
+    _trajectory(path, stamp, run_id, trajs, task, "a")
+
+
+def _name(runs: pd.DataFrame, run_id: str) -> str:
+    name = runs.set_index("run_id").name.get(run_id)
+    return f"{name} ({run_id})" if isinstance(name, str) and name and name != run_id else run_id
+
+
+def _pick_task(path, stamp, trajs: pd.DataFrame) -> str:
+    """A task of the run, each marked solved (✓: some sample solved it) or not (✗), with its question."""
+    solved = trajs.groupby("task_id", sort=False).outcome.max()
+    questions = data.tasks(path, stamp).drop_duplicates("task_id").set_index("task_id").question
+    tasks = list(solved.index)
     wanted = st.query_params.get("task")
-    task = st.selectbox("Task", tasks, index=tasks.index(wanted) if wanted in tasks else 0, key="pick-task")
+
+    def label(task_id: str) -> str:
+        mark = "✓" if solved[task_id] >= 1 else "✗"
+        question = str(questions.get(task_id, "") or "")
+        return f"{mark} {task_id} · {question[:100]}{'…' if len(question) > 100 else ''}"
+
+    task = st.selectbox("Task (✓ solved by some sample)", tasks, index=tasks.index(wanted) if wanted in tasks else 0,
+                        key="pick-task", format_func=label)
     st.query_params["task"] = task
-    samples = sorted(trajs[trajs.task_id == task].sample_idx.unique().tolist())
-    sample = st.selectbox("Sample", samples, key="pick-sample") if len(samples) > 1 else samples[0]
-    traj = trajs[(trajs.task_id == task) & (trajs.sample_idx == sample)].iloc[-1]
+    return task
+
+
+def _trajectory(path, stamp, run_id: str, trajs: pd.DataFrame, task: str, side: str) -> None:
+    mine = trajs[trajs.task_id == task]
+    if mine.empty:
+        st.info(f"{run_id} has no rollout of {task}.")
+        return
+    samples = sorted(mine.sample_idx.unique().tolist())
+    sample = (st.selectbox("Sample", samples, key=f"pick-sample-{side}") if len(samples) > 1 else samples[0])
+    traj = mine[mine.sample_idx == sample].iloc[-1]
     steps = data.steps(path, stamp, run_id, task, int(sample))
     steps = steps[steps.train_step == traj.train_step]
     gold = data.tasks(path, stamp)
     gold = gold[(gold.task_id == task) & (gold.benchmark == traj.benchmark)]
-    if not gold.empty:
-        with st.expander("Task", expanded=False):
-            st.write(gold.iloc[0].question)
+    question = gold.iloc[0].question if not gold.empty else None
+    if question:
+        with st.expander("Question", expanded=False):
+            st.write(question)
+    models = data.feature_models(path, stamp, (run_id,))
     if steps.empty:
         st.info("No steps logged for this trajectory.")
     else:
-        turn = st.slider("Turn", 1, len(steps), len(steps), key="turn") if len(steps) > 1 else 1
-        shown = steps.iloc[:turn]
+        rounds = sorted(steps.turn.unique().tolist())
+        shown_rounds = (st.slider("Rounds shown", 1, len(rounds), len(rounds), key=f"turn-{side}")
+                        if len(rounds) > 1 else 1)
+        shown = steps[steps.turn <= rounds[shown_rounds - 1]]
         own = shown[shown.kind != "judge"]  # a judge's calls grade the rollout; their cost is apart (below)
         totals = st.columns(4)
-        totals[0].metric("turns shown", f"{turn} / {len(steps)}")
+        totals[0].metric("rounds shown", f"{shown_rounds} / {len(rounds)}")
         totals[1].metric("tokens so far", int(own.input_tokens.sum() + own.output_tokens.sum()))
         totals[2].metric("cost so far ($)", f"{own.cost_usd.sum():.5f}")
         totals[3].metric("latency so far (s)", f"{own.latency_s.sum():.2f}")
-        for step in shown.itertuples():
-            _step(step)
+        for card in fold(as_steps(shown), models):
+            render_card(card, models, question)
+    _outcome(traj, gold)
+
+
+def _outcome(traj: pd.Series, gold: pd.DataFrame) -> None:
     st.subheader("Outcome")
     answer = st.columns(2)
     answer[0].markdown(f"**final answer**\n\n{traj.final_answer if pd.notna(traj.final_answer) else '(none)'}")
@@ -80,40 +127,11 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:
     if pd.notna(traj.criteria_json) and traj.criteria_json:
         st.json(json.loads(traj.criteria_json), expanded=True)
     if pd.notna(traj.error) and traj.error:
-        st.error(traj.error)
+        st.warning(traj.error)
 
 
 def _said(grade: object) -> str:
     return "-" if pd.isna(grade) else ("right" if grade else "wrong")
-
-
-def _step(step) -> None:
-    label = step.tool_name if isinstance(step.tool_name, str) and step.tool_name else step.kind  # NaN for answers
-    mark = " · simulated" if getattr(step, "simulated", False) else ""
-    with st.container(border=True):
-        st.markdown(f"**turn {step.turn + 1} · {step.kind} · {label}**{mark} — "
-                    f"{int(step.input_tokens)}+{int(step.output_tokens)} tokens · ${step.cost_usd:.5f} · "
-                    f"{step.latency_s:.2f} s")
-        prompt = getattr(step, "prompt", "")
-        if isinstance(prompt, str) and prompt:  # the round protocol: what the orchestrator read this round
-            with st.expander(f"round prompt ({len(prompt)} characters)"):
-                st.text(prompt)
-        if isinstance(step.reasoning, str) and step.reasoning.strip():
-            st.markdown(f"*reasoning:* {step.reasoning}")
-        if isinstance(step.arguments_json, str) and step.arguments_json not in ("", "{}", "null"):
-            try:
-                st.json(json.loads(step.arguments_json))
-            except ValueError:
-                st.code(step.arguments_json)
-        text = step.observation if isinstance(step.observation, str) else ""
-        if text:
-            if len(text) > LONG:
-                with st.expander(f"observation ({len(text)} characters)"):
-                    st.text(text)
-            else:
-                st.text(text)
-        if isinstance(step.error, str) and step.error:
-            st.error(step.error)
 
 
 def _search(path, stamp, run_id: str) -> None:
@@ -122,7 +140,8 @@ def _search(path, stamp, run_id: str) -> None:
         return
     hits = data.search(path, stamp, run_id, text.strip())
     st.caption(f"{len(hits)} matches" + (" (first 200)" if len(hits) == 200 else ""))
-    st.dataframe(hits[["task_id", "sample_idx", "turn", "kind", "tool_name", "where", "snippet"]], hide_index=True)
+    hits = hits.assign(round=hits.turn + 1)  # rounds count from 1, as in the stepper
+    st.dataframe(hits[["task_id", "sample_idx", "round", "kind", "tool_name", "where", "snippet"]], hide_index=True)
 
 
 def _group(path, stamp, run_id: str, trajs: pd.DataFrame) -> None:

@@ -115,8 +115,12 @@ async def run_rollout(
     request: RolloutRequest,
     grader: Grader,
     config: RolloutConfig | None = None,
+    state: RolloutState | None = None,
 ) -> RolloutResult:
-    """Run one rollout to the end and grade it. Never raises for model or tool misbehaviour."""
+    """Run one rollout to the end and grade it. Never raises for model or tool misbehaviour.
+
+    `state` (empty) is the caller's to watch: its steps and totals fill as the rollout runs (the
+    Playground reads them from another thread to show each round as it ends)."""
     config = config or RolloutConfig()
     task = request.task
     specs = [tool.spec for tool in tools.values()]
@@ -136,7 +140,7 @@ async def run_rollout(
     if released:  # the domain policy in the system prompt, and the agent's greeting before the user's opening
         messages = opening_messages((getattr(task, "meta", None) or {}).get("policy") or "", question)
     context.state[CONVERSATION] = messages
-    state = RolloutState()
+    state = state if state is not None else RolloutState()
     started = time.monotonic()
     error: str | None = None
     unavailable: str | None = None
