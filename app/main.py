@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.navigation import PAGES, page
+from app.navigation import all_pages
 
 st.set_page_config(page_title="Orchestra Lab", layout="wide")
-st.navigation([page(path) for path in PAGES]).run()
+st.navigation(all_pages()).run()

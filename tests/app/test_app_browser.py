@@ -87,6 +87,55 @@ def test_a_slider_reranks_and_the_url_keeps_it(served, browser):
     no_error(page)
 
 
+def test_a_preset_moves_every_slider_to_its_values(served, browser):
+    page = open_page(browser, f"{served.url}/steering?runs=eval-a,eval-b&p=gpt-5%3D1")
+    preset = "Keep it cheap and quick; I can live with some mistakes."
+    page.get_by_role("combobox", name=re.compile("^Preset")).click()
+    page.get_by_role("option", name=preset).click()
+    page.wait_for_url(re.compile(r"p=outcome%3D0.6%2Ccompute%3D1%2Clatency%3D1(&|$)"))
+    for name, value in {"gpt-5": "0.00", "qwen3-32b": "0.00", "local_search": "0.00", "outcome": "0.60",
+                        "compute": "1.00", "latency": "1.00"}.items():
+        slider = page.locator('[data-testid="stSlider"]').filter(has_text=re.compile(f"^{re.escape(name)}"))
+        assert slider.get_by_test_id("stSliderThumbValue").inner_text() == value, name
+    shot(page, "steering-preset")
+    no_error(page)
+
+
+def test_runs_opens_at_its_own_path_without_a_popup(served, browser):
+    page = open_page(browser, f"{served.url}/runs")
+    page.get_by_role("heading", name="Runs").first.wait_for()
+    settle(page)
+    assert page.get_by_text("Page not found").count() == 0
+    no_error(page)
+
+
+def test_the_playground_plays_the_demos_trained_model_under_two_instructions(quick_demo, tmp_path, browser):
+    """The demo's own store and folder: the trained model, the first task, the two training instructions."""
+    db = tmp_path / "demo.duckdb"
+    shutil.copy(quick_demo.db, db)
+    server = Served(db, cwd=quick_demo.cwd, env={"ORCHESTRA_CACHE": str(quick_demo.cache)})
+    server.wait_ready()
+    try:
+        page = open_page(browser, f"{server.url}/playground")
+        assert page.get_by_role("combobox", name="Orchestrator").input_value().startswith("trained · hf:")
+        page.get_by_role("button", name="Run").click()
+        page.get_by_text(re.compile("^B vs A:")).first.wait_for()
+        settle(page)
+        for header in ("A: Get the answer right; money is no object.",
+                       "B: Be accurate but keep the bill as low as you can."):
+            page.get_by_role("heading", name=header).first.wait_for()
+        no_error(page)
+        shot(page, "playground")
+        played = queries.runs_summary_df(Store(db, read_only=True))
+        played = played[played.kind == "playground"]
+        assert len(played) == 2 and set(played.orchestrator) == {"hf:runs/cpu-tiny-quick"}
+        shown = page.locator("body").inner_text()
+        for trajectory in queries.trajectories_df(Store(db, read_only=True), list(played.run_id)).itertuples():
+            assert f"{100 * trajectory.cost_usd:.3f}¢ · {trajectory.latency_s:.1f} s" in shown  # its stored cost
+    finally:
+        server.stop()
+
+
 def test_a_pareto_click_opens_the_runs_trajectories(served, browser):
     page = open_page(browser, f"{served.url}/pareto?runs=eval-a,eval-b")
     point = page.locator(".js-plotly-plot .scatterlayer .trace .points path").first
@@ -107,7 +156,7 @@ def test_a_deep_link_opens_its_trajectory(served, browser):
     page = open_page(browser, f"{served.url}/rollouts?run=eval-b&task=t2")
     page.get_by_text("verdict", exact=False).first.wait_for()
     assert page.get_by_role("combobox", name="Run").input_value().startswith("eval-b · eval")
-    assert page.get_by_role("combobox", name="Task").input_value() == "t2"
+    assert " t2 · Question 2?" in page.get_by_role("combobox", name=re.compile("^Task")).input_value()
     no_error(page)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,13 +76,15 @@ def assert_says_the_store_is_empty(page: str) -> None:
 class Served:
     """`orchestra app` in a real process on a free port, ready once /_stcore/health says ok."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+        """`cwd` and `env` as a user's shell would have them (the demo's folder, its cache), for a store whose
+        runs name models by relative paths."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from orchestra.cli import main; main()",
              "app", "--db", str(db), "--port", str(self.port)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env={**os.environ, **(env or {})})
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         wait_healthy(self.url, self.process, timeout_s)

@@ -49,8 +49,9 @@ def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequ
     `tools` (the report's tools frame) names the model behind a paper-toolkit slot in its label.
     Columns: run_id, tool_name, tool_label, simulated, calls, calls_per_task, share.
     """
-    behind = {} if tools is None else {
-        (r.run_id, r.tool_name): (r.model, bool(r.simulated)) for r in tools.itertuples() if r.model}
+    behind = {} if tools is None else {  # a tool without a model (search, code) has None, read back as NaN
+        (r.run_id, r.tool_name): (r.model, bool(r.simulated)) for r in tools.itertuples()
+        if isinstance(r.model, str) and r.model}
     columns = ["run_id", "tool_name", "tool_label", "simulated", "calls", "calls_per_task", "share"]
     rows = []
     for run_id in run_ids:
@@ -65,7 +66,7 @@ def tool_call_table(tool_calls: pd.DataFrame, trajs: pd.DataFrame, run_ids: Sequ
         totals = wide.sum()
         for tool in totals.index:
             model, simulated = behind.get((run_id, tool), (None, tool.startswith("sim:")))
-            label = tool_label(tool) if tool.startswith("sim:") or model is None else (
+            label = tool_label(tool) if tool.startswith("sim:") or model is None or model == tool else (
                 f"{tool} ({model}{', simulated' if simulated else ''})")
             rows.append([run_id, tool, label, simulated, int(totals[tool]),
                          float(per_task_calls[tool]), float(totals[tool] / totals.sum())])
