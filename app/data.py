@@ -24,6 +24,7 @@ import streamlit as st
 from lab.report import metrics
 from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
 from lab.report.curve import learning_curve_df
+from lab.report.figures import run_colors, tool_colors
 from lab.report.metrics.tools import PRIVILEGED
 from lab.scoring import FeatureFrame
 from lab.store import Store, queries
@@ -85,6 +86,16 @@ def _preference_text(variant: dict) -> str:
     if isinstance(value, dict):
         return ",".join(f"{k}={v:g}" for k, v in value.items() if v)
     return str(value or "")
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def palette(path: Path, stamp_ns: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(run id -> colour, tool -> colour) over the whole store, oldest run first and tools sorted: a run and a
+    tool keep one colour on every page and in every chart, whichever runs a page shows."""
+    store = _store(path)
+    raw = queries.runs_df(store).sort_values(["started_at", "run_id"])
+    tools = tools_frame([queries.run(store, r) for r in raw.run_id]).tool_name
+    return run_colors(list(raw.run_id)), tool_colors(list(tools))
 
 
 @st.cache_data(ttl=TTL_S, show_spinner=False)

@@ -10,6 +10,7 @@ labelled " (simulated)" in legends.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -17,14 +18,23 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-#: Colours cycle through this palette in the order runs are given.
+#: Colours of instructions and curves, in the order given.
 PALETTE = qualitative.Plotly
+#: Colours of runs and tools: plotly's ten, then 48 more distinct ones before any repeats.
+MANY_COLORS = list(dict.fromkeys([*qualitative.Plotly, *qualitative.Dark24, *qualitative.Light24]))
 TEMPLATE = "plotly_white"
 
 
 def run_colors(run_ids: Sequence[str]) -> dict[str, str]:
-    """One colour per run, fixed by position, so a run looks the same in every figure of a report."""
-    return {run_id: PALETTE[i % len(PALETTE)] for i, run_id in enumerate(run_ids)}
+    """One colour per run, fixed by position, so a run looks the same in every figure of a report (the app
+    passes every run of the store, oldest first, so a run keeps its colour on every page)."""
+    return {run_id: MANY_COLORS[i % len(MANY_COLORS)] for i, run_id in enumerate(dict.fromkeys(run_ids))}
+
+
+def tool_colors(tools: Sequence[str]) -> dict[str, str]:
+    """One colour per tool (its feature name: `answer-1`, `local_search`), by its place in the sorted list,
+    so a tool has one colour in every chart that is given the same list."""
+    return {tool: MANY_COLORS[i % len(MANY_COLORS)] for i, tool in enumerate(sorted(set(tools)))}
 
 
 def accuracy_figure(accuracy: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
@@ -43,17 +53,23 @@ def accuracy_figure(accuracy: pd.DataFrame, colors: dict[str, str] | None = None
 
 def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = None,
                          names: dict[str, str] | None = None) -> go.Figure:
-    """Mean cost per task against accuracy, one marker per run, with the Pareto frontier as a step line.
-    `names` relabels runs in the legend (e.g. the oracle as a privileged upper bound); each marker's
-    `customdata` is its run id, so a click in the app knows which run it was."""
+    """Mean cost per task against accuracy, one labelled marker per run with its 95% CI (when `pareto` has
+    `ci_low` / `ci_high`), and the Pareto frontier as a step line. `names` relabels runs (e.g. the oracle
+    as a privileged upper bound); a run with `privileged` True is a diamond outside the frontier. Each
+    marker's `customdata` is its run id, so a click in the app knows which run it was."""
     colors = colors or run_colors(pareto.run_id)
     names = names or {}
     fig = go.Figure()
     for row in pareto.itertuples():
         name = names.get(row.run_id, row.run_id)
+        error = ({"error_y": dict(type="data", symmetric=False, array=[row.ci_high - row.accuracy],
+                                  arrayminus=[row.accuracy - row.ci_low], thickness=1)}
+                 if hasattr(row, "ci_low") and pd.notna(row.ci_low) else {})
+        symbol = "diamond" if getattr(row, "privileged", False) else "circle" if row.on_frontier else "circle-open"
         fig.add_trace(go.Scatter(
-            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers", name=name, customdata=[row.run_id],
-            marker=dict(color=colors.get(row.run_id), size=12, symbol="circle" if row.on_frontier else "circle-open"),
+            x=[row.cost_cents_per_task], y=[row.accuracy], mode="markers+text", name=name, customdata=[row.run_id],
+            text=[name], textposition="top center", textfont={"size": 11},
+            marker=dict(color=colors.get(row.run_id), size=12, symbol=symbol), **error,
             hovertemplate=f"{name}<br>%{{x:.3f}} ¢/task<br>accuracy %{{y:.3f}}<extra></extra>",
         ))
     frontier = pareto[pareto.on_frontier].sort_values("cost_cents_per_task")
@@ -65,13 +81,29 @@ def cost_accuracy_figure(pareto: pd.DataFrame, colors: dict[str, str] | None = N
     fig = _layout(fig, "Cost vs accuracy (filled: on the Pareto frontier)",
                   f"mean cost per task (US cents{', log scale' if log else ''})", "accuracy (fraction of tasks solved)")
     if log:
-        fig.update_xaxes(type="log")
+        values, labels = log_ticks(pareto.cost_cents_per_task)
+        fig.update_xaxes(type="log", tickvals=values, ticktext=labels)
     return fig
 
 
-def tool_share_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None) -> go.Figure:
-    """Share of each run's tool calls per tool, stacked to 1 (paper Fig. 4); one trace per tool."""
-    fig = _stacked_tool_bars(tool_calls, run_ids, "share", "share %{y:.1%}")
+def log_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
+    """Ticks of a log axis over `values` at 1, 2 and 5 times each power of ten (plain numbers, no bare
+    mantissas like plotly's "4 5 6 7 8 9 1 2"), thinned to 1 and 3 per decade over a wide range."""
+    finite = [float(v) for v in values if v and v > 0 and math.isfinite(float(v))]
+    if not finite:
+        return [], []
+    low, high = math.floor(math.log10(min(finite))), math.ceil(math.log10(max(finite)))
+    steps = (1, 2, 5) if high - low <= 2 else (1, 3) if high - low <= 4 else (1,)
+    ticks = [m * 10.0 ** e for e in range(low, high + 1) for m in steps]
+    ticks = [t for t in ticks if min(finite) / 1.5 <= t <= max(finite) * 1.5] or [10.0 ** low]
+    return ticks, [f"{t:g}" for t in ticks]
+
+
+def tool_share_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None,
+                      colors: dict[str, str] | None = None, names: dict[str, str] | None = None) -> go.Figure:
+    """Share of each run's tool calls per tool, stacked to 1 (paper Fig. 4); one trace per tool, coloured by
+    `colors` (tool label -> colour, `tool_colors`), runs shown by `names`."""
+    fig = _stacked_tool_bars(tool_calls, run_ids, "share", "share %{y:.1%}", colors, names)
     fig = _layout(fig, "Tool-call shares per run", "run", "share of tool calls", yaxis_range=[0, 1])
     fig.update_layout(barmode="stack", yaxis_tickformat=".0%")
     return fig
@@ -109,10 +141,11 @@ def pgr_figure(router: pd.DataFrame, colors: dict[str, str] | None = None) -> go
     return fig
 
 
-def calls_per_task_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None) -> go.Figure:
+def calls_per_task_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None,
+                          colors: dict[str, str] | None = None, names: dict[str, str] | None = None) -> go.Figure:
     """Calls per task of each tool, stacked per run (paper Fig. 5 / Table 15); `tool_calls` is
     `metrics.tool_call_table`."""
-    fig = _stacked_tool_bars(tool_calls, run_ids, "calls_per_task", "%{y:.2f} calls per task")
+    fig = _stacked_tool_bars(tool_calls, run_ids, "calls_per_task", "%{y:.2f} calls per task", colors, names)
     fig = _layout(fig, "Calls per task per tool", "run", "calls per task")
     fig.update_layout(barmode="stack")
     return fig
@@ -142,12 +175,15 @@ def train_metrics_figure(metrics: pd.DataFrame, columns: Sequence[str], title: s
     return _layout(fig, title, "optimizer step", "value")
 
 
-def tool_share_drift_figure(metrics: pd.DataFrame) -> go.Figure:
+def tool_share_drift_figure(metrics: pd.DataFrame, colors: dict[str, str] | None = None) -> go.Figure:
     """Each tool's share of the calls per training step, stacked to 1 (from `tools/share/<feature>`)."""
     fig = go.Figure()
-    for column in [c for c in metrics.columns if c.startswith("tools/share/")]:
-        fig.add_trace(go.Scatter(x=metrics.step, y=metrics[column], mode="lines", stackgroup="shares",
-                                 name=column.removeprefix("tools/share/")))
+    columns = sorted(c for c in metrics.columns if c.startswith("tools/share/"))
+    colors = colors or tool_colors([c.removeprefix("tools/share/") for c in columns])
+    for column in columns:
+        tool = column.removeprefix("tools/share/")
+        fig.add_trace(go.Scatter(x=metrics.step, y=metrics[column], mode="lines", stackgroup="shares", name=tool,
+                                 line={"color": colors.get(tool)}))
     fig = _layout(fig, "Tool-share drift over training", "optimizer step", "share of calls")
     fig.update_layout(yaxis_tickformat=".0%")
     return fig
@@ -307,14 +343,19 @@ def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab repo
             f'<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n')
 
 
-def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str) -> go.Figure:
+def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str,
+                       colors: dict[str, str] | None = None, names: dict[str, str] | None = None) -> go.Figure:
     """One bar trace per tool of `metrics.tool_call_table`'s `column`, over the runs (in the order given,
-    0 where a run never called the tool); the caller stacks and titles them."""
+    0 where a run never called the tool), tools in sorted order with one colour each; the caller stacks
+    and titles them."""
     run_ids = list(run_ids) if run_ids is not None else list(dict.fromkeys(tool_calls.run_id))
+    colors = colors or tool_colors(tool_calls.tool_name)
+    shown = [(names or {}).get(r, r) for r in run_ids]
     fig = go.Figure()
-    for label, group in tool_calls.groupby("tool_label", sort=False):
+    for tool, group in tool_calls.groupby("tool_name", sort=True):
+        label = group.tool_label.iloc[0]
         values = group.set_index("run_id")[column].reindex(run_ids).fillna(0.0)
-        fig.add_trace(go.Bar(x=run_ids, y=values, name=label,
+        fig.add_trace(go.Bar(x=shown, y=values, name=label, marker_color=colors.get(tool),
                              hovertemplate=f"{label}<br>%{{x}}<br>{hover}<extra></extra>"))
     return fig
 
