@@ -13,7 +13,7 @@ import streamlit as st
 
 from app import data
 from app.navigation import PAGES, page
-from app.widgets import SIMULATED_NOTE, run_page, story_runs, store_or_stop
+from app.widgets import SIMULATED_NOTE, run_page, store_or_stop, story_runs
 
 COLUMNS = ["group", "name", "accuracy", "accuracy_ci", "cents_per_task", "seconds_per_task", "trajectories", "kind",
            "status", "orchestrator", "preference", "max_turns", "toolkit", "pricing", "benchmark", "accuracy_exact",

@@ -19,9 +19,10 @@ def test_the_default_frontier_leaves_the_privileged_oracle_out(tmp_path, make_ru
     from tests.helpers.dashboard import charts, on, problems
 
     store = Store(tmp_path / "oracle.duckdb")
-    for name, orchestrator, tool, outcomes in (("oracle", "scripted:oracle", "qwen3-32b", {"t1": [1], "t2": [1]}),
-                                               ("cheap", "scripted:cheapest-first", "qwen3-32b", {"t1": [1], "t2": [0]}),
-                                               ("dear", "scripted:always-strongest", "gpt-5", {"t1": [1], "t2": [1]})):
+    specs = (("oracle", "scripted:oracle", "qwen3-32b", {"t1": [1], "t2": [1]}),
+             ("cheap", "scripted:cheapest-first", "qwen3-32b", {"t1": [1], "t2": [0]}),
+             ("dear", "scripted:always-strongest", "gpt-5", {"t1": [1], "t2": [1]}))
+    for name, orchestrator, tool, outcomes in specs:
         run, items = make_run(name, outcomes, tool=tool, orchestrator=orchestrator)
         store.write_run(run)
         store.write_trajectories(items)

@@ -29,8 +29,10 @@ def test_the_compared_systems_come_first_with_their_numbers_and_playground_runs_
     from lab.store import Store
 
     store = Store(tmp_path / "story.duckdb")
-    specs = [("trained", "hf:m", {"t1": [1], "t2": [0]}), ("cascade", "scripted:cheapest-first", {"t1": [0], "t2": [0]}),
-             ("trained-cost-t20", "hf:m", {"t1": [1], "t2": [1]}), ("trained-speed-t20", "hf:m", {"t1": [0], "t2": [1]})]
+    specs = [("trained", "hf:m", {"t1": [1], "t2": [0]}),
+             ("cascade", "scripted:cheapest-first", {"t1": [0], "t2": [0]}),
+             ("trained-cost-t20", "hf:m", {"t1": [1], "t2": [1]}),
+             ("trained-speed-t20", "hf:m", {"t1": [0], "t2": [1]})]
     for name, orchestrator, outcomes in specs:
         run, items = make_run(name, outcomes, orchestrator=orchestrator)
         store.write_run(run)
