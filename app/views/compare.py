@@ -1,5 +1,6 @@
-"""Compare: two or more runs on their shared tasks: accuracy with intervals, paired differences,
-per-task wins and losses, cost and latency deltas, tool-share differences."""
+"""Compare: runs on their shared tasks: accuracy with intervals, cost and latency per task, paired differences
+(each called significant or not), and for the two runs a user picks, per-task wins and losses (filterable,
+each row opening both rollouts side by side) and tool-share differences."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import streamlit as st
 
 from app import data
 from app.navigation import page
-from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
+from app.widgets import pick_runs, run_label, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
 from lab.report.metrics import shared_tasks
 
@@ -22,27 +23,68 @@ def render() -> None:
         return
     simulated_badge(runs, run_ids)
     key = tuple(run_ids)
+    names = names_of(runs)
     accuracy = data.accuracy(path, stamp, key)
-    st.plotly_chart(accuracy_figure(accuracy), key="accuracy")
-    st.dataframe(accuracy.merge(data.costs(path, stamp, key), on="run_id"), hide_index=True, key="acc-table")
+    st.plotly_chart(accuracy_figure(accuracy.assign(run_id=accuracy.run_id.map(names)),
+                                    colors={names[r]: c for r, c in data.palette(path, stamp)[0].items()}),
+                    key="accuracy")
+    st.dataframe(accuracy_and_costs(accuracy, data.costs(path, stamp, key), names), hide_index=True, key="acc-table")
     st.subheader("Paired differences (shared tasks)")
-    st.dataframe(data.paired(path, stamp, key), hide_index=True, key="paired")
-    trajs = data.trajectories(path, stamp, tuple(run_ids))
-    wins = task_outcomes(trajs, run_ids[0], run_ids[1])
-    st.subheader(f"Per task: {run_ids[0]} against {run_ids[1]}")
+    st.dataframe(verdicts(data.paired(path, stamp, key), names), hide_index=True, key="paired")
+    st.caption("diff = accuracy of A − accuracy of B on the tasks both ran; 95% paired bootstrap CI over tasks. "
+               "\"not significant\": the CI includes 0.")
+    labels = {r.run_id: run_label(r) for r in runs.itertuples()}
+    left, right = st.columns(2)
+    run_a = left.selectbox("A", run_ids, index=0, format_func=labels.get, key="compare-a")
+    run_b = right.selectbox("B", [r for r in run_ids if r != run_a], index=0, format_func=labels.get, key="compare-b")
+    trajs = data.trajectories(path, stamp, key)
+    wins = task_outcomes(trajs, run_a, run_b)
+    st.subheader(f"Per task: {names[run_a]} (A) against {names[run_b]} (B)")
     st.caption(f"{(wins.result == 'win').sum()} wins, {(wins.result == 'loss').sum()} losses, "
-               f"{(wins.result == 'tie').sum()} ties on {len(wins)} shared tasks")
+               f"{(wins.result == 'tie').sum()} ties for A on {len(wins)} shared tasks. Pick a row to open both "
+               "rollouts side by side.")
+    shown = st.segmented_control("Show", ["all", "win", "loss", "tie"], default="all", key="compare-filter")
+    if shown and shown != "all":
+        wins = wins[wins.result == shown]
     event = st.dataframe(wins, hide_index=True, on_select="rerun", selection_mode="single-row", key="wins")
     if event is not None and event.selection.rows:
         task = wins.iloc[event.selection.rows[0]].task_id
-        for column, run_id in zip(st.columns(2), run_ids[:2]):
-            column.page_link(page("rollouts"), label=f"{task} in {run_id}", query_params={"run": run_id, "task": task})
-    shares = data.tool_tables(path, stamp, key)[0].pivot_table(index="tool_label", columns="run_id",
-                                                               values="share", fill_value=0.0)
-    if set(run_ids[:2]) <= set(shares.columns):
-        shares["difference"] = shares[run_ids[0]] - shares[run_ids[1]]
+        st.page_link(page("rollouts"), label=f"Open {task}: {names[run_a]} and {names[run_b]} side by side",
+                     query_params={"run": run_a, "run2": run_b, "task": task})
     st.subheader("Tool-share differences")
-    st.dataframe(shares, key="share-diff")
+    st.dataframe(share_differences(data.tool_tables(path, stamp, key)[0], run_a, run_b, names), key="share-diff")
+
+
+def names_of(runs: pd.DataFrame) -> dict[str, str]:
+    """Run id -> what a person calls it: its name when that name is unique in the store, else name and id."""
+    counts = runs.name.fillna("").value_counts()
+    return {r.run_id: (r.name if isinstance(r.name, str) and r.name and counts[r.name] == 1
+                       else f"{r.name} ({r.run_id})" if isinstance(r.name, str) and r.name else r.run_id)
+            for r in runs.itertuples()}
+
+
+def accuracy_and_costs(accuracy: pd.DataFrame, costs: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """One row per run: accuracy with its CI and n, cents and seconds per task (no columns left over from the join)."""
+    table = accuracy.merge(costs.drop(columns="n_tasks"), on="run_id")
+    table.insert(0, "run", table.run_id.map(names))
+    return table
+
+
+def verdicts(paired: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """The paired table with names and a verdict: "A better", "B better" or "not significant" (CI spans 0)."""
+    out = paired.assign(run_a=paired.run_a.map(names), run_b=paired.run_b.map(names))
+    out.insert(2, "verdict", ["no shared task" if pd.isna(lo) else "not significant" if lo <= 0 <= hi
+                              else "A better" if lo > 0 else "B better" for lo, hi in zip(out.ci_low, out.ci_high)])
+    return out
+
+
+def share_differences(tools: pd.DataFrame, run_a: str, run_b: str, names: dict[str, str]) -> pd.DataFrame:
+    """Each tool's share of the calls in A and in B, and A − B, in columns ordered A | B | A − B."""
+    shares = tools.pivot_table(index="tool_label", columns="run_id", values="share", fill_value=0.0)
+    shares = shares.reindex(columns=[run_a, run_b], fill_value=0.0)
+    out = pd.DataFrame({f"A: {names[run_a]}": shares[run_a], f"B: {names[run_b]}": shares[run_b],
+                        "A − B": shares[run_a] - shares[run_b]})
+    return out.rename_axis("tool")
 
 
 def task_outcomes(trajs: pd.DataFrame, run_a: str, run_b: str) -> pd.DataFrame:
