@@ -43,6 +43,14 @@ def run_label(row: Any) -> str:
     return f"{head} · {row.kind} · {row.orchestrator}{mark}"
 
 
+def names_of(runs: pd.DataFrame) -> dict[str, str]:
+    """Run id -> what a person calls it: its name when that name is unique in the store, else name and id."""
+    counts = runs.name.fillna("").value_counts()
+    return {r.run_id: (r.name if isinstance(r.name, str) and r.name and counts[r.name] == 1
+                       else f"{r.name} ({r.run_id})" if isinstance(r.name, str) and r.name else r.run_id)
+            for r in runs.itertuples()}
+
+
 def main_run(runs: pd.DataFrame) -> str | None:
     """The run a page opens on without a link: the demo's trained model (its newest `trained` evaluation)."""
     trained = runs[(runs.kind == "eval") & (runs.name == "trained")].sort_values("started_at")

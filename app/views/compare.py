@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import data
 from app.navigation import page
-from app.widgets import pick_runs, run_label, run_page, simulated_badge, store_or_stop
+from app.widgets import names_of, pick_runs, run_label, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
 from lab.report.metrics import shared_tasks
 
@@ -53,14 +53,6 @@ def render() -> None:
                      query_params={"run": run_a, "run2": run_b, "task": task})
     st.subheader("Tool-share differences")
     st.dataframe(share_differences(data.tool_tables(path, stamp, key)[0], run_a, run_b, names), key="share-diff")
-
-
-def names_of(runs: pd.DataFrame) -> dict[str, str]:
-    """Run id -> what a person calls it: its name when that name is unique in the store, else name and id."""
-    counts = runs.name.fillna("").value_counts()
-    return {r.run_id: (r.name if isinstance(r.name, str) and r.name and counts[r.name] == 1
-                       else f"{r.name} ({r.run_id})" if isinstance(r.name, str) and r.name else r.run_id)
-            for r in runs.itertuples()}
 
 
 def accuracy_and_costs(accuracy: pd.DataFrame, costs: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:

@@ -152,12 +152,12 @@ def calls_per_task_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | Non
 
 
 def calls_heatmap_figure(calls_per_task: pd.DataFrame, title: str) -> go.Figure:
-    """Orchestrator x tool heat map of calls per task (rows: orchestrators, columns: tools), the
-    delegation picture of paper Fig. 3 split however the caller chose its tasks."""
+    """Run x tool heat map of calls per task (rows: runs or orchestrators, as the caller names them; columns:
+    tools), the delegation picture of paper Fig. 3 split however the caller chose its tasks."""
     fig = go.Figure(go.Heatmap(z=calls_per_task.to_numpy(float), x=list(calls_per_task.columns),
                                y=list(calls_per_task.index), colorscale="Blues", texttemplate="%{z:.2f}",
                                hovertemplate="%{y}<br>%{x}: %{z:.2f} calls per task<extra></extra>"))
-    return _layout(fig, title, "tool", "orchestrator")
+    return _layout(fig, title, "tool", "run")
 
 
 def preference_score_figure(scores: pd.DataFrame) -> go.Figure:

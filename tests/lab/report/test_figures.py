@@ -74,11 +74,22 @@ def test_each_pareto_marker_carries_its_run_id_for_clicks():
 
 
 def test_calls_per_task_stacks_tools_and_a_run_without_a_tool_gets_zero():
-    table = pd.DataFrame({"run_id": ["A", "A", "B"], "tool_label": ["gpt-5", "search", "search"],
-                          "calls_per_task": [1.5, 2.0, 1.0]})
+    table = pd.DataFrame({"run_id": ["A", "A", "B"], "tool_name": ["gpt-5", "search", "search"],
+                          "tool_label": ["gpt-5", "search", "search"], "calls_per_task": [1.5, 2.0, 1.0]})
     fig = figures.calls_per_task_figure(table, ["A", "B"])
     gpt = next(t for t in fig.data if t.name == "gpt-5")
     assert fig.layout.barmode == "stack" and list(gpt.y) == [1.5, 0.0]
+
+
+def test_a_tool_has_one_colour_in_the_bars_and_the_drift_chart_and_runs_do_not_repeat_colours():
+    colors = figures.tool_colors(["search", "gpt-5", "answer-1"])
+    table = pd.DataFrame({"run_id": ["A", "B"], "tool_name": ["search", "answer-1"],
+                          "tool_label": ["search", "answer-1 (gpt-5)"], "share": [1.0, 1.0]})
+    bars = {t.name: t.marker.color for t in figures.tool_share_figure(table, ["A", "B"], colors).data}
+    metrics = pd.DataFrame({"step": [1], "tools/share/search": [0.5], "tools/share/answer-1": [0.5]})
+    drift = {t.name: t.line.color for t in figures.tool_share_drift_figure(metrics, colors).data}
+    assert bars["search"] == drift["search"] and bars["answer-1 (gpt-5)"] == drift["answer-1"]
+    assert len(set(figures.run_colors([f"run-{i}" for i in range(40)]).values())) == 40
 
 
 def test_tool_share_drift_stacks_the_logged_shares():
