@@ -190,7 +190,8 @@ def tool_share_drift_figure(metrics: pd.DataFrame, colors: dict[str, str] | None
 
 
 #: The learning curve's panels: column of `lab.report.metrics.curve.learning_curve`, axis title.
-CURVE_PANELS = {"U": "utility U (95% CI)", "accuracy": "accuracy", "cost": "cost per task (¢)",
+CURVE_PANELS = {"U": "utility U (95% CI)", "accuracy": "accuracy (share of n tasks solved, 95% CI)",
+                "cost": "cost per task (¢)",
                 "latency": "latency per task (s)"}
 #: `train_metrics` columns of the teacher-forced probe (`trainer.probe`), plotted under the curve.
 PROBE = "probe/best_call"
@@ -206,20 +207,27 @@ def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = No
     titles = [CURVE_PANELS.get(p, "P(best call) on fixed round prompts") for p in panels] or ["no evaluation yet"]
     fig = make_subplots(rows=len(titles), cols=1, shared_xaxes=True, subplot_titles=titles,
                         vertical_spacing=0.12 / max(len(titles), 1) + 0.03)
+    bands = {"U": ("ci_low", "ci_high"), "accuracy": ("accuracy_low", "accuracy_high")}
     for i, (instruction, points) in enumerate(curve.groupby("instruction", sort=False) if not curve.empty else []):
         color = PALETTE[i % len(PALETTE)]
         points = points.sort_values("step")
-        band = pd.concat([points.step, points.step[::-1]]), pd.concat([points.ci_high, points.ci_low[::-1]])
-        fig.add_trace(go.Scatter(x=band[0], y=band[1], fill="toself", fillcolor=_translucent(color, 0.15),
-                                 line={"width": 0}, hoverinfo="skip", showlegend=False, legendgroup=instruction),
-                      row=1, col=1)
         for row, column in enumerate(CURVE_PANELS, start=1):
+            low, high = bands.get(column, (None, None))
+            if low in points and points[low].notna().all():
+                band = pd.concat([points.step, points.step[::-1]]), pd.concat([points[high], points[low][::-1]])
+                fig.add_trace(go.Scatter(x=band[0], y=band[1], fill="toself", fillcolor=_translucent(color, 0.15),
+                                         line={"width": 0}, hoverinfo="skip", showlegend=False,
+                                         legendgroup=instruction), row=row, col=1)
+            interval = ("<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]" if low in points else "")
+            data = points[["n_tasks", low, high]] if low in points else points[["n_tasks"]]
             fig.add_trace(go.Scatter(x=points.step, y=points[column], mode="lines+markers", name=instruction,
                                      legendgroup=instruction, showlegend=row == 1, line={"color": color},
-                                     customdata=points[["n_tasks"]],
-                                     hovertemplate=f"step %{{x}}<br>{column} %{{y:.3f}}<br>%{{customdata[0]}} tasks"
-                                                   "<extra>%{fullData.name}</extra>"),
+                                     customdata=data,
+                                     hovertemplate=f"step %{{x}}<br>{column} %{{y:.3f}}{interval}<br>"
+                                                   "n = %{customdata[0]} tasks<extra>%{fullData.name}</extra>"),
                           row=row, col=1)
+    if not curve.empty:
+        fig.update_yaxes(range=[0, 1.02], row=list(CURVE_PANELS).index("accuracy") + 1, col=1)
     if probe is not None:
         fig.add_trace(go.Scatter(x=probe.step, y=probe[PROBE], mode="lines+markers", name="P(best call)",
                                  line={"color": "black"}), row=len(titles), col=1)
@@ -315,7 +323,9 @@ def training_signals_figure(metrics: pd.DataFrame, window: int = 5) -> go.Figure
         if "reward/mean" in columns and nothing.any():
             fig.add_trace(go.Scatter(x=steps[nothing], y=[0.0] * int(nothing.sum()), mode="markers",
                                      marker={"symbol": "x", "color": "red", "size": 9},
-                                     name="every rollout filtered (no update)"), row=row, col=1)
+                                     name="every rollout filtered (no update; shaded)"), row=row, col=1)
+    for step in steps[nothing]:  # shaded across every panel: nothing was trained on at this step
+        fig.add_vrect(x0=float(step) - 0.5, x1=float(step) + 0.5, fillcolor="red", opacity=0.1, line_width=0)
     fig.update_xaxes(title_text="optimizer step", row=max(len(panels), 1), col=1)
     fig.update_layout(title=f"Training signals per step (lines: mean of the last {window} steps)", template=TEMPLATE,
                       height=230 * max(len(panels), 1))

@@ -38,8 +38,9 @@ def test_the_learning_curve_shows_each_instruction_from_step_0_on_the_runs_scale
     curve = charts(at)[0]
     legend = [t.name for t in curve.data if t.showlegend is not False and t.name]
     assert legend == [WORDING, P_STRING, "P(best call)"]           # the probe's panel: the run logs it
-    bands = [t for t in curve.data if t.fill == "toself"]
-    assert len(bands) == 2 and all(list(b.x) == [0, 2, 4, 4, 2, 0] for b in bands)
+    bands = [t for t in curve.data if t.fill == "toself"]   # U's and accuracy's, per instruction
+    assert len(bands) == 4 and all(list(b.x) == [0, 2, 4, 4, 2, 0] for b in bands)
+    assert {b.yaxis or "y" for b in bands} == {"y", "y2"} and list(curve.layout.yaxis2.range) == [0, 1.02]
     assert "c_ref = 1.000¢" in at.caption[0].value and "l_ref = 5.2 s" in at.caption[0].value
     points = at.dataframe[0].value
     assert list(points.step) == [0, 0, 2, 2, 4, 4] and set(points.instruction) == {WORDING, P_STRING}
@@ -51,6 +52,8 @@ def test_the_training_signals_mark_the_step_where_everything_was_filtered(curve_
     signals = charts(on("training", run="train-c"))[1]
     marked = next(t for t in signals.data if t.name.startswith("every rollout filtered"))
     assert list(marked.x) == [3]
+    shaded = [(shade.x0, shade.x1) for shade in signals.layout.shapes]
+    assert set(shaded) == {(2.5, 3.5)} and len(shaded) == 5   # step 3, shaded on each of the five panels
     reward = next(t for t in signals.data if t.name == "reward/mean" and t.mode == "markers")
     assert reward.y[2] is None or reward.y[2] != reward.y[2]       # step 3 has no reward point (not a 0)
     names = {t.name for t in signals.data}

@@ -32,7 +32,8 @@ OBJECTIVE_WEIGHTS = ("outcome", "compute", "latency")
 FALLBACK_COST_USD = 0.01
 FALLBACK_LATENCY_S = 1.0
 #: Columns of `learning_curve`.
-CURVE_COLUMNS = ["step", "instruction", "accuracy", "cost", "latency", "U", "ci_low", "ci_high", "n_tasks", "run_id"]
+CURVE_COLUMNS = ["step", "instruction", "accuracy", "cost", "latency", "U", "ci_low", "ci_high", "accuracy_low",
+                 "accuracy_high", "n_tasks", "run_id"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def learning_curve(trajs: pd.DataFrame, points: pd.DataFrame, scale: CurveScale,
     """One row per evaluation point: `points` has run_id, step, instruction (one eval run each); `trajs`
     their trajectories. Columns (`CURVE_COLUMNS`): step, instruction, accuracy (mean over tasks of the
     solved share), cost (US cents per task), latency (seconds per task), U with its bootstrap interval
-    over tasks (ci_low, ci_high), n_tasks and the run's id. A point without trajectories yet is left out."""
+    over tasks (ci_low, ci_high), accuracy's (accuracy_low, accuracy_high), n_tasks and the run's id. A
+    point without trajectories yet is left out."""
     rows = []
     for point in points.itertuples():
         mine = trajs[trajs.run_id == point.run_id]
@@ -118,9 +120,11 @@ def learning_curve(trajs: pd.DataFrame, points: pd.DataFrame, scale: CurveScale,
                  .agg(solved=("outcome", "mean"), cost=("cost_usd", "mean"), latency=("latency_s", "mean"),
                       U=("U", "mean")))
         values = tasks.U.to_numpy(float)   # (T,)
-        low, high = np.quantile(bootstrap_means(values, n_resamples, seed), [(1 - level) / 2, (1 + level) / 2])
+        quantiles = [(1 - level) / 2, (1 + level) / 2]
+        low, high = np.quantile(bootstrap_means(values, n_resamples, seed), quantiles)
+        acc_low, acc_high = np.quantile(bootstrap_means(tasks.solved.to_numpy(float), n_resamples, seed), quantiles)
         rows.append([int(point.step), str(point.instruction), float(tasks.solved.mean()),
                      100.0 * float(tasks.cost.mean()), float(tasks.latency.mean()), float(values.mean()),
-                     float(low), float(high), len(tasks), point.run_id])
+                     float(low), float(high), float(acc_low), float(acc_high), len(tasks), point.run_id])
     curve = pd.DataFrame(rows, columns=CURVE_COLUMNS)
     return curve.sort_values(["step", "instruction"], kind="stable").reset_index(drop=True)
