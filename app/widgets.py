@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import data
 from lab.errors import LabInputError
+from lab.report.html import display_names
 
 SIMULATED_NOTE = "simulated models or a scripted orchestrator (the offline world): not a measurement of real models"
 
@@ -44,11 +45,8 @@ def run_label(row: Any) -> str:
 
 
 def names_of(runs: pd.DataFrame) -> dict[str, str]:
-    """Run id -> what a person calls it: its name when that name is unique in the store, else name and id."""
-    counts = runs.name.fillna("").value_counts()
-    return {r.run_id: (r.name if isinstance(r.name, str) and r.name and counts[r.name] == 1
-                       else f"{r.name} ({r.run_id})" if isinstance(r.name, str) and r.name else r.run_id)
-            for r in runs.itertuples()}
+    """Run id -> what a person calls it over the whole store (the reports' rule, `display_names`)."""
+    return display_names(runs)
 
 
 def main_run(runs: pd.DataFrame) -> str | None:

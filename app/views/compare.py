@@ -11,7 +11,7 @@ from app import data
 from app.navigation import page
 from app.widgets import names_of, pick_runs, run_label, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
-from lab.report.metrics import shared_tasks
+from lab.report.metrics import ci_verdict, shared_tasks
 
 
 def render() -> None:
@@ -65,8 +65,7 @@ def accuracy_and_costs(accuracy: pd.DataFrame, costs: pd.DataFrame, names: dict[
 def verdicts(paired: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     """The paired table with names and a verdict: "A better", "B better" or "not significant" (CI spans 0)."""
     out = paired.assign(run_a=paired.run_a.map(names), run_b=paired.run_b.map(names))
-    out.insert(2, "verdict", ["no shared task" if pd.isna(lo) else "not significant" if lo <= 0 <= hi
-                              else "A better" if lo > 0 else "B better" for lo, hi in zip(out.ci_low, out.ci_high)])
+    out.insert(2, "verdict", [ci_verdict(lo, hi) for lo, hi in zip(out.ci_low, out.ci_high)])
     return out
 
 

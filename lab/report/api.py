@@ -77,19 +77,64 @@ class Report:
             out[name] = json.loads(frame.to_json(orient="records", date_format="iso"))
         return out
 
+    def names(self) -> dict[str, str]:
+        """Run id -> the run's name (its id only where two runs share a name), as reports label runs."""
+        from lab.report.html import display_names
+
+        return display_names(self.runs)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables a reader looks at first, runs by name: accuracy with its CI, cost and latency per task and
+        the preference score per run; every paired difference with its verdict."""
+        names = self.names()
+        summary = (self.accuracy.merge(self.costs.drop(columns="n_tasks"), on="run_id")
+                   .merge(self.preference[["run_id", "preference_score"]], on="run_id", how="left")
+                   .merge(self.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
+        per_run = pd.DataFrame({
+            "run": summary.run_id.map(names), "accuracy": summary.accuracy,
+            "95% CI": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(summary.ci_low, summary.ci_high)],
+            "tasks": summary.n_tasks, "¢/task": summary.cost_cents_per_task, "s/task": summary.latency_s_per_task,
+            "preference score": summary.preference_score, "on the frontier": summary.on_frontier})
+        paired = self.paired.assign(run_a=self.paired.run_a.map(names), run_b=self.paired.run_b.map(names))
+        paired.insert(2, "verdict", [metrics.ci_verdict(lo, hi) for lo, hi in zip(paired.ci_low, paired.ci_high)])
+        return {"Accuracy, cost and latency per run": per_run,
+                "Paired accuracy differences (A - B on shared tasks, 95% CI)": paired}
+
+    def sentences(self) -> list[str]:
+        """The findings in words: the frontier, and each paired difference with what its CI says."""
+        names = self.names()
+        on = self.pareto[self.pareto.on_frontier].sort_values("cost_cents_per_task")
+        lines = ["On the cost-accuracy Pareto frontier: " + (", ".join(
+            f"{names[r.run_id]} ({r.accuracy:.0%} at {r.cost_cents_per_task:.2f}c per task)" for r in on.itertuples())
+            or "no run") + "."]
+        for row in self.paired.itertuples():
+            if pd.isna(row.diff):
+                continue
+            a, b = names[row.run_a], names[row.run_b]
+            lines.append(f"{a} - {b}: accuracy {row.diff:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}] on "
+                         f"{int(row.n_shared)} shared tasks: {metrics.ci_verdict(row.ci_low, row.ci_high, a, b)}.")
+        return lines
+
     def figures(self) -> dict[str, Figure]:
-        """Plotly figures of this report by name (builders in `lab.report.figures`); the turn-budget
-        figure only when some runs form a curve."""
+        """Plotly figures of this report by name (builders in `lab.report.figures`), runs labelled by their
+        names (`names`); the turn-budget figure only when some runs form a curve."""
         from lab.report import figures  # plotly takes a while to import; only figures need it
 
-        colors = figures.run_colors(self.run_ids)
+        names = self.names()
+        named = [names[r] for r in self.run_ids]
+        colors = figures.run_colors(named)
         orchestrators = self.runs.set_index("run_id").orchestrator
-        names = {r: f"{r} ({metrics.PRIVILEGED[o]})" for r, o in orchestrators.items() if o in metrics.PRIVILEGED}
+        labels = {names[r]: f"{names[r]} ({metrics.PRIVILEGED[o]})" for r, o in orchestrators.items()
+                  if o in metrics.PRIVILEGED}
+
+        def by_name(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame.assign(run_id=frame.run_id.map(names)) if "run_id" in frame else frame
+
         out = {
-            "accuracy": figures.accuracy_figure(self.accuracy, colors),
-            "cost_accuracy": figures.cost_accuracy_figure(self.pareto, colors, names),
-            "tool_shares": figures.tool_share_figure(self.tool_calls, self.run_ids),
-            "pgr": figures.pgr_figure(self.router, colors),
+            "accuracy": figures.accuracy_figure(by_name(self.accuracy), colors),
+            "cost_accuracy": figures.cost_accuracy_figure(by_name(self.pareto), colors, labels),
+            "tool_shares": figures.tool_share_figure(by_name(self.tool_calls), named),
+            "pgr": figures.pgr_figure(by_name(self.router), colors),
         }
         if not self.turn_budgets.empty:
             out["turn_budgets"] = figures.turn_budget_figure(self.turn_budgets)

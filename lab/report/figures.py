@@ -9,7 +9,6 @@ labelled " (simulated)" in legends.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 
@@ -343,14 +342,6 @@ def _probe(metrics: pd.DataFrame | None) -> pd.DataFrame | None:
     if metrics is None or PROBE not in metrics or metrics[PROBE].isna().all():
         return None
     return metrics.loc[metrics[PROBE].notna(), ["step", PROBE]]
-
-
-def figures_html(figures: dict[str, go.Figure], title: str = "Orchestra Lab report") -> str:
-    """One standalone HTML page: plotly.js is inlined once (with the first figure), so it opens offline."""
-    parts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures.values())]
-    body = "\n".join(f'<section id="{name}">{part}</section>' for name, part in zip(figures, parts))
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>\n'
-            f'<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n')
 
 
 def _stacked_tool_bars(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None, column: str, hover: str,

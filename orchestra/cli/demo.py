@@ -25,7 +25,7 @@ from rich.table import Table
 
 from lab.store import Store, resolve_db_path
 from orchestra.cli.dashboard import exec_dashboard
-from orchestra.cli.options import DbOption, console, write_text
+from orchestra.cli.options import DbOption, console
 from orchestra.cli.root import app
 
 
@@ -39,7 +39,7 @@ def demo(
     db: str | None = DbOption,
 ) -> None:
     """Train, evaluate, analyse and show: baselines, SmolLM2, a GRPO-trained orchestrator, sweeps, the dashboard."""
-    from lab.report.figures import figures_html
+    from lab.report.html import report_html, write_report
     from orchestra.demo.findings import gather_findings
     from orchestra.demo.plan import FULL, QUICK
     from orchestra.demo.stages import DemoStages
@@ -57,7 +57,11 @@ def demo(
     findings = gather_findings(store, stages.runs, stages.plan, stages.found)
     _print_findings(findings, stages.plan)
     if html is not None:
-        write_text(html, figures_html(findings.figures(), title="Orchestra Lab demo (simulated models)"), "--html")
+        tables = {"Instructions and the P each stands for": findings.instructions(), **findings.tables()}
+        write_report(html, report_html(
+            "Orchestra Lab demo", findings.sentences(), tables, findings.figures(),
+            notes=["Offline world: every model is simulated (sim:*) and priced at real list prices; the oracle "
+                   "reads the grader (a privileged upper bound). 95% CIs are bootstraps over tasks."]))
         console.print(f"figures: {html.resolve()}")
     for hint in _hints(db, store.path, stages, no_app):
         console.print(f"next: {hint}", soft_wrap=True, highlight=False)

@@ -16,11 +16,11 @@ import typer
 
 from lab.errors import LabInputError
 from lab.report.api import load_report
-from lab.report.figures import figures_html
+from lab.report.html import report_html, write_report
 from lab.report.metrics import N_RESAMPLES
 from lab.report.tables import print_report
 from lab.store import Store, queries, resolve_db_path
-from orchestra.cli.options import DbOption, JsonOption, console, print_json, write_text
+from orchestra.cli.options import DbOption, JsonOption, console, print_json
 from orchestra.cli.root import app
 
 
@@ -51,8 +51,11 @@ def report(
     result = load_report(store, run_ids, pricing=pricing, preference=preference, weak=weak, strong=strong,
                          n_resamples=resamples, seed=seed)
     if html is not None:
-        write_text(html,
-                   figures_html(result.figures(), title=f"Orchestra Lab report: {', '.join(result.run_ids)}"), "--html")
+        names = result.names()
+        write_report(html, report_html(f"Orchestra Lab report: {', '.join(names[r] for r in result.run_ids)}",
+                                       result.sentences(), result.tables(), result.figures(),
+                                       notes=[f"P of the preference score: {result.settings['preference']} "
+                                              f"({result.settings['preference_source']})"]))
     if as_json:
         print_json(result.to_dict())
         return

@@ -153,7 +153,11 @@ def evidence(
                              targets={"accuracy": target_accuracy, "cost": target_cost})
     print_evidence(result, console)
     if html is not None:
-        from lab.report.figures import figures_html
+        from lab.report.html import report_html, write_report
+        from orchestra.demo.findings import evidence_lines
 
-        html.write_text(figures_html({"paired_deltas": result.figure()}, title="Trained vs start"))
-        console.print(f"forest plot: {html}")
+        tables = {"Trained - start, paired (95% CIs over tasks)": result.deltas, "Behaviour checks": result.checks,
+                  "Half-widths and sample sizes": result.power}
+        write_report(html, report_html("GRPO against its start", evidence_lines(result), tables,
+                                       {"paired_deltas": result.figure()}))
+        console.print(f"report: {html}")

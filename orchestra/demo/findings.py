@@ -19,7 +19,7 @@ from lab.report.curve import learning_curve_df
 from lab.report.figures import learning_curve_figure
 from lab.report.metrics import paired_cost_saving, pareto_points
 from lab.store import Store, queries
-from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, TRAIN_WORDINGS, DemoPlan, trained_name
+from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
 
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
@@ -42,6 +42,32 @@ class Findings:
     curve: pd.DataFrame       # the train run's learning curve (lab.report.curve.learning_curve_df), maybe empty
     train_metrics: pd.DataFrame  # its train_metrics rows (the probe, when logged, joins the curve's figure)
     evidence: Evidence | None = None  # GRPO against its start, paired (trainer.evidence), when the demo ran it
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables the report opens with, runs by name: the compared systems, the trained model under each
+        instruction, its routing against its warm start, GRPO against its start."""
+        report, names = self.compared, self.names
+        compared = (report.accuracy.merge(report.costs.drop(columns="n_tasks"), on="run_id")
+                    .merge(self.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
+        tables = {"Compared systems (test tasks, held-out instructions)": pd.DataFrame({
+            "run": compared.run_id.map(names), "accuracy": compared.accuracy,
+            "95% CI": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(compared.ci_low, compared.ci_high)],
+            "tasks": compared.n_tasks, "¢/task": compared.cost_cents_per_task,
+            "s/task": compared.latency_s_per_task,
+            "Pareto (non-privileged)": compared.on_frontier.map({True: "on", False: "off"}).fillna("privileged")})}
+        if not self.spending.empty:
+            tables["The trained model under each instruction"] = self.spending
+        if not self.routing.empty:
+            tables["Routing: share of tool calls, warm start -> trained"] = self.routing
+        if self.evidence is not None:
+            tables["GRPO against its start (trained - start, paired)"] = self.evidence.deltas
+        return tables
+
+    def instructions(self) -> pd.DataFrame:
+        """Each instruction the demo asked the trained model for, with the P it stands for."""
+        rows = [{"instruction": f"{label} (held-out wordings)", "P": p} for label, p in SWEEP_PREFERENCES.items()]
+        rows += [{"instruction": wording, "P": p} for p, wording in TRAIN_WORDINGS.values()]
+        return pd.DataFrame(rows)
 
     def figures(self) -> dict[str, Figure]:
         """Every figure the demo writes: the compared runs', the sweep's and the learning curve."""

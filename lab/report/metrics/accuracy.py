@@ -128,6 +128,16 @@ def paired_comparisons(trajs: pd.DataFrame, run_ids: Sequence[str], n_resamples:
     return pd.DataFrame(rows, columns=columns)
 
 
+def ci_verdict(ci_low: float, ci_high: float, a: str = "A", b: str = "B") -> str:
+    """What a paired difference a - b with this 95% CI says: "A better", "B better" (by the names given),
+    "not significant" (the interval includes 0), or "no shared task" (no interval)."""
+    if pd.isna(ci_low) or pd.isna(ci_high):
+        return "no shared task"
+    if ci_low <= 0 <= ci_high:
+        return "not significant"
+    return f"{a} better" if ci_low > 0 else f"{b} better"
+
+
 def sign_flip_p(d: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = 0) -> float:
     """Two-sided p-value of mean(d) = 0 under random sign flips of the paired differences d (T,)."""
     rng = np.random.default_rng(seed)

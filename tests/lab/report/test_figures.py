@@ -59,13 +59,6 @@ def test_turn_budget_figure_has_an_accuracy_and_a_cost_line_per_curve():
     assert sum(bool(t.showlegend is not False) for t in fig.data) == 2
 
 
-def test_html_inlines_plotly_once_for_all_figures():
-    fig = figures.accuracy_figure(pd.DataFrame({"run_id": ["A"], "accuracy": [0.5], "ci_low": [0.4], "ci_high": [0.6]}))
-    page = figures.figures_html({"one": fig, "two": fig, "three": fig}, title="t <x>")
-    assert page.count("plotly.js v") == 1 and page.count("Plotly.newPlot(") == 3
-    assert '<script src="http' not in page and "t &lt;x&gt;" in page      # no CDN: works offline
-
-
 def test_each_pareto_marker_carries_its_run_id_for_clicks():
     pareto = pd.DataFrame({"run_id": ["a", "b"], "accuracy": [0.2, 0.6], "cost_cents_per_task": [1.0, 10.0],
                            "on_frontier": [True, True]})

@@ -77,6 +77,11 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     html = (quick_demo.cwd / "demo.html").read_text()
     assert html.count("<section") >= 6 and '<section id="learning_curve">' in html
     assert '<section id="grpo_against_start">' in html
+    # a report a person reads: findings, the P of each instruction and tables before the figures, runs by name
+    assert html.index("<h2>Findings</h2>") < html.index("<h2>Instructions and the P each stands for</h2>") \
+        < html.index("<h2>Compared systems") < html.index("<h2>Figures</h2>")
+    assert "<td>outcome=1,compute=1</td>" in html and "<td>trained</td>" in html
+    assert len(html.encode()) < 1_000_000 and (quick_demo.cwd / "plotly.min.js").is_file()
 
 
 def test_every_next_hint_works_on_the_demo_store(quick_demo, tmp_path):

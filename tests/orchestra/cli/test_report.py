@@ -35,7 +35,11 @@ def test_tables_and_html_for_a_single_run(store, tmp_path):
     assert "paired comparisons" not in result.stdout                     # one run: nothing to pair
     assert "0.333" in result.stdout and "qwen3-32b" in result.stdout    # accuracy 2/6, its tool
     html = page.read_text()
-    assert html.count("plotly.js v") == 1 and html.count("Plotly.newPlot(") == 4
+    assert html.count("Plotly.newPlot(") == 4 and "plotly.js v" not in html   # the script sits beside the page
+    assert (tmp_path / "plotly.min.js").read_text().count("plotly.js v") >= 1
+    findings = html.index("<h2>Findings</h2>")
+    assert findings < html.index("<h2>Accuracy, cost and latency per run</h2>") < html.index("<h2>Figures</h2>")
+    assert "<td>0.333</td>" in html and "P of the preference score" in html
 
 
 def test_unknown_run_is_one_line_and_exit_2(store):
