@@ -15,7 +15,6 @@ import streamlit as st
 
 from app import data
 from lab.errors import LabInputError
-from lab.report.html import display_names
 
 SIMULATED_NOTE = "simulated models or a scripted orchestrator (the offline world): not a measurement of real models"
 
@@ -42,11 +41,6 @@ def run_label(row: Any) -> str:
     name = getattr(row, "name", "")
     head = f"{name} · {row.run_id}" if isinstance(name, str) and name and name != row.run_id else row.run_id
     return f"{head} · {row.kind} · {row.orchestrator}{mark}"
-
-
-def names_of(runs: pd.DataFrame) -> dict[str, str]:
-    """Run id -> what a person calls it over the whole store (the reports' rule, `display_names`)."""
-    return display_names(runs)
 
 
 def main_run(runs: pd.DataFrame) -> str | None:

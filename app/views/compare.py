@@ -9,8 +9,9 @@ import streamlit as st
 
 from app import data
 from app.navigation import page
-from app.widgets import names_of, pick_runs, run_label, run_page, simulated_badge, store_or_stop
+from app.widgets import pick_runs, run_label, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
+from lab.report.html import display_names
 from lab.report.metrics import ci_verdict, shared_tasks
 
 
@@ -23,7 +24,7 @@ def render() -> None:
         return
     simulated_badge(runs, run_ids)
     key = tuple(run_ids)
-    names = names_of(runs)
+    names = display_names(runs)
     accuracy = data.accuracy(path, stamp, key)
     st.plotly_chart(accuracy_figure(accuracy.assign(run_id=accuracy.run_id.map(names)),
                                     colors={names[r]: c for r, c in data.palette(path, stamp)[0].items()}),

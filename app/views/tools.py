@@ -7,8 +7,9 @@ import json
 import streamlit as st
 
 from app import data
-from app.widgets import names_of, pick_runs, run_page, simulated_badge, store_or_stop
+from app.widgets import pick_runs, run_page, simulated_badge, store_or_stop
 from lab.report.figures import calls_heatmap_figure, calls_per_task_figure, tool_share_drift_figure, tool_share_figure
+from lab.report.html import display_names
 
 
 def render() -> None:
@@ -18,7 +19,7 @@ def render() -> None:
     if run_ids:
         simulated_badge(runs, run_ids)
         table, bias = data.tool_tables(path, stamp, tuple(run_ids))
-        names, colors = names_of(runs), data.palette(path, stamp)[1]
+        names, colors = display_names(runs), data.palette(path, stamp)[1]
         st.plotly_chart(calls_per_task_figure(table, run_ids, colors, names), key="calls-per-task")
         st.plotly_chart(tool_share_figure(table, run_ids, colors, names), key="tool-shares")
         st.dataframe(table.assign(run=table.run_id.map(names)), hide_index=True, key="tool-table")
