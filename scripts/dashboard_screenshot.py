@@ -2,13 +2,20 @@
 
     python scripts/dashboard_screenshot.py --db orchestra.duckdb --page pareto --out docs/images/dashboard.png \
         --runs cascade strongest qwen3-8b-prompted gpt-5-prompted oracle smollm2 warm-start trained
+    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page steering --out docs/images/steering.png
+    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page training --out docs/images/training.png
+    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page playground --out docs/images/playground.png
 
-Needs the dev install (Playwright) and Debian's chromium; the demo's store gives the README's picture.
+The Playground is shot after pressing Run on its first view (the demo's trained model, the first task, the
+two training instructions side by side); it stores that play in the store, as a user's press would.
+Run from the folder the demo ran in (its store names the trained model by a relative path). Needs the dev
+install (Playwright) and Debian's chromium; the demo's store gives the README's pictures.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +28,7 @@ def main() -> None:
     parser.add_argument("--page", default="pareto",
                         help="Page path (app/views/<page>.py), e.g. runs, pareto, steering.")
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--full-page", action="store_true", help="The whole page, not only the first screen.")
     parser.add_argument("--runs", nargs="*", default=[],
                         help="Runs (ids or names) the page shows; default: its own pick.")
     args = parser.parse_args()
@@ -45,9 +53,14 @@ def main() -> None:
             page.goto(f"{url}/{args.page}{query}")
             page.locator("h1").first.wait_for()
             page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
-            page.locator(".js-plotly-plot").first.wait_for()
+            if args.page == "playground":
+                page.get_by_role("button", name="Run").click()
+                page.get_by_text(re.compile("^B vs A:")).first.wait_for()
+            else:
+                page.locator(".js-plotly-plot").first.wait_for()
+            page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(args.out), full_page=False)
+            page.screenshot(path=str(args.out), full_page=args.full_page)
             browser.close()
     finally:
         server.terminate()
