@@ -1,10 +1,11 @@
 """The Orchestra Lab dashboard: `orchestra app [--db PATH]` runs `streamlit run app/main.py`.
 
-Seven pages over one store (`app.views`, listed in `app.navigation`); every read goes through
+Eight pages over one store (`app.views`, listed in `app.navigation`); every read goes through
 `app.data` (short-lived read-only connections, cached by the file's mtime), every figure through
-`lab.report.figures`, the same builders the CLI report and the notebooks use. The app never writes
-to the store and imports neither torch nor the trainer, so it starts fast and cannot disturb a run
-that is writing.
+`lab.report.figures`, the same builders the CLI report and the notebooks use. Only the Playground
+writes (the rollouts a user plays, as runs of kind `playground`, in one short transaction each) and
+only it loads models; every other page imports neither torch nor the trainer, so the app starts fast
+and cannot disturb a run that is writing.
 """
 
 from __future__ import annotations
