@@ -23,10 +23,15 @@ from orchestra.cli.root import app
 
 
 @app.command("runs")
-def runs(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
+def runs(db: str | None = DbOption, as_json: bool = JsonOption,
+         playground: bool = typer.Option(False, "--playground",
+                                         help="Also list the dashboard Playground's rollouts (runs of kind "
+                                              "playground), left out by default: they are not evaluations.")) -> None:
     """List the runs in the store with their accuracy, cost and status."""
     store = Store(resolve_db_path(db))
     df = queries.runs_summary_df(store)
+    if not playground:
+        df = df[df.kind != "playground"]
     if as_json:
         print_json(json.loads(df.to_json(orient="records", date_format="iso")))
         return
