@@ -12,6 +12,8 @@ finished plays are stored as runs of kind `playground` (Rollouts shows them; eva
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -26,6 +28,7 @@ from lab.pricing import providers as price_providers
 from lab.store import Store
 
 OTHER = "another orchestrator (type its spec)"
+TWO_INSTRUCTIONS, TWO_ORCHESTRATORS, ONE = "two instructions", "two orchestrators", "one rollout"
 FREE = "free text (give its P)"
 #: The demo's two training instructions: the pair a first visit compares.
 DEFAULT_INSTRUCTIONS = ("Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can.")
@@ -41,6 +44,18 @@ def _playground(template: str, orchestrator: str, toolkit: str, pricing: str):
     return Playground(template_config(template, orchestrator, toolkit=toolkit, pricing=pricing))
 
 
+@dataclass(frozen=True)
+class Side:
+    """One column of the page: what it plays (its Playground and orchestrator), under which instruction."""
+
+    name: str
+    playground: Any
+    spec: str
+    instruction: str
+    weights: str
+    header: str
+
+
 def render() -> None:
     st.title("Playground")
     path, stamp, runs = store_or_stop()
@@ -48,16 +63,11 @@ def render() -> None:
     if not choices:
         st.info("No evaluation in this store to take settings from: run `orchestra demo` or `orchestra eval` first.")
         return
-    labels = [c.label for c in choices]
-    picked = st.selectbox("Orchestrator", [*labels, OTHER], key="pg-orchestrator")
-    choice = choices[labels.index(picked)] if picked != OTHER else choices[0]
-    spec = choice.spec
-    if picked == OTHER:
-        spec = st.text_input("Orchestrator spec", key="pg-spec", placeholder="hf:runs/cpu-tiny, "
-                             "openai:qwen3-8b@http://localhost:8000/v1 or scripted:cheapest-first").strip()
-        if not spec:
-            st.caption(f"Played with the settings of {choices[0].label}.")
-            return
+    mode = st.radio("Side by side", [TWO_INSTRUCTIONS, TWO_ORCHESTRATORS, ONE], horizontal=True, key="pg-sides")
+    picked = _orchestrator(choices, "A" if mode == TWO_ORCHESTRATORS else "")
+    if picked is None:
+        return
+    choice, spec = picked
     from lab.eval.playground import template_config
 
     template = template_config(choice.template, spec)
@@ -69,18 +79,46 @@ def render() -> None:
                               if template.pricing in pricings else 0, key="pg-pricing")
     playground = _playground(choice.template, spec, toolkit, pricing)
     task = _task(playground)
-    sides = _instructions(playground)
+    if mode == TWO_ORCHESTRATORS:
+        other = _orchestrator(choices, "B")
+        if other is None:
+            return
+        played_b = _playground(other[0].template, other[1], toolkit, pricing)
+        ((_, text, weights),) = _instructions(playground, 1)
+        sides = [Side("A", playground, spec, text, weights, spec),
+                 Side("B", played_b, other[1], text, weights, other[1])]
+    else:
+        sides = [Side(name, playground, spec, text, weights, text or "(no instruction)")
+                 for name, text, weights in _instructions(playground, 2 if mode == TWO_INSTRUCTIONS else 1)]
     left, middle, right = st.columns(3)
-    samples = int(left.number_input("Samples per instruction", 1, 16, 1, key="pg-samples"))
+    samples = int(left.number_input("Samples per side", 1, 16, 1, key="pg-samples"))
     turns = int(middle.number_input("Round budget", 1, 50, min(template.max_turns or [20]), key="pg-turns"))
     temperature = right.slider("Temperature", 0.0, 1.5, float(template.temperature), 0.05, key="pg-temperature",
                                help="The evaluation's own by default; samples of a greedy model are identical.")
     if samples > 1 and temperature == 0 and not spec.startswith("scripted:"):
         st.caption("Greedy decoding repeats one route: raise the temperature to see routes spread.")
     if st.button("Run", type="primary", key="pg-run"):
-        _run(path, playground, spec, task, sides, samples, turns, temperature)
+        _run(path, task, sides, samples, turns, temperature)
     elif "pg-last" in st.session_state:
-        _show(st.session_state["pg-last"], playground, final=True)
+        _show(st.session_state["pg-last"], final=True)
+
+
+def _orchestrator(choices, name: str):
+    """(choice whose settings it is played under, spec) picked by the user, or None while a typed spec is empty."""
+    labels = [c.label for c in choices]
+    suffix = f"-{name}" if name else ""
+    picked = st.selectbox(f"Orchestrator {name}".strip(), [*labels, OTHER], key=f"pg-orchestrator{suffix}",
+                          index=min(1, len(labels)) if name == "B" else 0)
+    if picked != OTHER:
+        choice = choices[labels.index(picked)]
+        return choice, choice.spec
+    spec = st.text_input(f"Orchestrator {name} spec".replace("  ", " "), key=f"pg-spec{suffix}",
+                         placeholder="hf:runs/cpu-tiny, openai:qwen3-8b@http://localhost:8000/v1 or "
+                                     "scripted:cheapest-first").strip()
+    if not spec:
+        st.caption(f"Played with the settings of {choices[0].label}.")
+        return None
+    return choices[0], spec
 
 
 def _task(playground):
@@ -105,13 +143,12 @@ def _task(playground):
     return playground.task(chosen)
 
 
-def _instructions(playground) -> list[tuple[str, str, str]]:
-    """One or two (name, instruction, P text) the user set: a preset pair, or free text with its P."""
+def _instructions(playground, count: int) -> list[tuple[str, str, str]]:
+    """`count` (name, instruction, P text) the user set: a preset pair, or free text with its P."""
     pairs = [p for split in ("train", "eval") for p in preference_pairs(split, playground.features, playground.models)]
     by_text = {p.instruction: p for p in pairs}
-    compare = st.toggle("Compare two instructions side by side", value=True, key="pg-compare")
     sides = []
-    for index, column in enumerate(st.columns(2 if compare else 1)):
+    for index, column in enumerate(st.columns(count)):
         name = "AB"[index]
         presets = [*by_text, FREE]
         default = DEFAULT_INSTRUCTIONS[index] if DEFAULT_INSTRUCTIONS[index] in by_text else presets[0]
@@ -129,53 +166,53 @@ def _instructions(playground) -> list[tuple[str, str, str]]:
     return sides
 
 
-def _run(path, playground, spec: str, task, sides, samples: int, turns: int, temperature: float) -> None:
+def _run(path, task, sides: list[Side], samples: int, turns: int, temperature: float) -> None:
     """Start every play, stream them until they end (or Stop is pressed), then store what finished."""
     if task is None:
         st.error("Choose a task or type a question first.")
         return
     try:  # bad input is one line, before any rollout starts
-        preferences = [(name, playground.preference(weights, text)) for name, text, weights in sides]
+        setups = [(side, side.playground.preference(side.weights, side.instruction),
+                   side.playground.task(question=task.question) if task.task_id.startswith("typed-")
+                   else side.playground.task(task.task_id)) for side in sides]
     except LabInputError as exc:
         st.error(str(exc))
         return
-    plays = {name: [playground.start(spec, task, preference, sample_idx=s, seed=s, max_turns=turns,
-                                     temperature=temperature) for s in range(samples)]
-             for name, preference in preferences}
-    last = {"plays": plays, "task": task, "stored": [], "stopped": False}
+    plays = {side.name: [side.playground.start(side.spec, mine, preference, sample_idx=s, seed=s, max_turns=turns,
+                                               temperature=temperature) for s in range(samples)]
+             for side, preference, mine in setups}
+    last = {"plays": plays, "sides": {side.name: side for side in sides}, "task": task, "stored": [], "stopped": False}
     st.session_state["pg-last"] = last
     st.button("Stop", key="pg-stop", help="Cancel the rollouts in flight; nothing is stored.")
     ticker, board = st.empty(), st.empty()
     shown = -1
     started = time.monotonic()
+    every = [play for side in plays.values() for play in side]
     try:
-        while not all(p.done for side in plays.values() for p in side):
+        while not all(play.done for play in every):
             # a page element every poll: Streamlit stops a script for Stop only at its next element
             ticker.caption(f"running… {time.monotonic() - started:.1f} s")
-            count = sum(len(p.state.steps) for side in plays.values() for p in side)
+            count = sum(len(play.state.steps) for play in every)
             if count != shown:  # redraw only when a round ended
                 shown = count
                 with board.container():
-                    _show(last, playground, final=False, elapsed=time.monotonic() - started)
+                    _show(last, final=False, elapsed=time.monotonic() - started)
             time.sleep(POLL_S)
     finally:  # Stop (or leaving the page) interrupts this script: cancel what still runs
-        if not all(p.done for side in plays.values() for p in side):
-            for side in plays.values():
-                for play in side:
-                    play.cancel()
+        if not all(play.done for play in every):
+            for play in every:
+                play.cancel()
             last["stopped"] = True
     from lab.eval.playground import store_plays
 
-    failures = [p.failure for side in plays.values() for p in side if p.failure]
-    if not failures:
-        last["stored"] = store_plays(Store(path, timeout_s=30.0), [p for side in plays.values() for p in side],
-                                     label=spec)
+    if not any(play.failure for play in every):
+        last["stored"] = store_plays(Store(path, timeout_s=30.0), every)
     ticker.empty()
     with board.container():
-        _show(last, playground, final=True, elapsed=time.monotonic() - started)
+        _show(last, final=True, elapsed=time.monotonic() - started)
 
 
-def _show(last, playground, final: bool, elapsed: float | None = None) -> None:
+def _show(last, final: bool, elapsed: float | None = None) -> None:
     """Each instruction's first sample as cards, with running totals; when done the verdicts, the
     one-line difference, and with N samples the routes each instruction took."""
     plays, task = last["plays"], last["task"]
@@ -185,15 +222,18 @@ def _show(last, playground, final: bool, elapsed: float | None = None) -> None:
         return
     if last.get("stopped"):
         st.warning("Stopped: the rollouts in flight were cancelled and nothing was stored.")
-    models = playground.models
-    outcomes = {name: [_outcome(p, models) for p in side if p.result is not None] for name, side in plays.items()}
+    sides = last["sides"]
+    outcomes = {name: [_outcome(p, sides[name].playground.models) for p in side if p.result is not None]
+                for name, side in plays.items()}
     if final and len(plays) == 2 and all(outcomes.values()):
         (a_name, a), (b_name, b) = ((n, o[0]) for n, o in outcomes.items())
         st.markdown(f"**{difference_line(a, b, a_name, b_name)}**")
     for column, (name, side) in zip(st.columns(len(plays)), plays.items()):
         with column:
-            play = side[0]
-            st.markdown(f"#### {name}: {play.preference.instruction or '(no instruction)'}")
+            play, models = side[0], sides[name].playground.models
+            st.markdown(f"#### {name}: {sides[name].header}")
+            if sides[name].header != (play.preference.instruction or "(no instruction)"):
+                st.caption(f"instruction: {play.preference.instruction or '(none)'}")
             state = play.state
             finished = sum(p.done for p in side)
             status = "done" if play.done else f"round {state.turns} running"

@@ -73,15 +73,32 @@ def test_a_bad_free_text_p_is_one_message_and_stores_nothing(app_store):
 
 def test_an_unreachable_endpoint_is_one_message_and_stores_nothing(app_store):
     at = _set_up(on("playground"), spec="openai:qwen3-8b@http://127.0.0.1:9/v1")
-    at.toggle(key="pg-compare").set_value(False).run()
+    at.radio(key="pg-sides").set_value("one rollout").run()
     at.button(key="pg-run").click().run()
     assert len(at.error) == 1 and at.error[0].value.startswith("No result, nothing stored:") and not at.exception
     assert not (queries.runs_summary_df(Store(app_store, read_only=True)).kind == "playground").any()
 
 
+def test_two_orchestrators_play_one_task_side_by_side(app_store):
+    at = on("playground")
+    at.radio(key="pg-sides").set_value("two orchestrators").run()
+    at.selectbox(key="pg-orchestrator-A").set_value("another orchestrator (type its spec)").run()
+    at.text_input(key="pg-spec-A").set_value(SCRIPT).run()
+    at.text_input(key="pg-toolkit").set_value("paper-small").run()
+    at.selectbox(key="pg-orchestrator-B").set_value("another orchestrator (type its spec)").run()
+    at.text_input(key="pg-spec-B").set_value("scripted:always-strongest").run()
+    at.button(key="pg-run").click().run()
+    assert problems(at) == []
+    headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert headers == [f"#### A: {SCRIPT}", "#### B: scripted:always-strongest"]
+    assert any(m.value.startswith("**B vs A:") for m in at.markdown)
+    played = queries.runs_summary_df(Store(app_store, read_only=True))
+    assert sorted(played[played.kind == "playground"].orchestrator) == sorted([SCRIPT, "scripted:always-strongest"])
+
+
 def test_a_typed_question_runs_and_is_not_graded(app_store):
     at = _set_up(on("playground"))
-    at.toggle(key="pg-compare").set_value(False).run()
+    at.radio(key="pg-sides").set_value("one rollout").run()
     at.radio(key="pg-mode").set_value("a question I type").run()
     at.text_area(key="pg-question").set_value("Which river runs through the old capital?").run()
     at.button(key="pg-run").click().run()
