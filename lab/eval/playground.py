@@ -18,6 +18,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -150,6 +151,7 @@ class Play:
     graded: bool
     toolkit_json: str = "{}"
     records: list[TaskRecord] = field(default_factory=list)
+    started_at: datetime = field(default_factory=utcnow)
     state: RolloutState = field(default_factory=RolloutState)
     result: RolloutResult | None = None
     failure: str | None = None
@@ -197,29 +199,30 @@ class Play:
             self.thread.join(timeout_s)
 
 
-def store_plays(store: Store, plays: list[Play], label: str = "") -> list[str]:
+def store_plays(store: Store, plays: list[Play]) -> list[str]:
     """Write each finished play as a run of kind `playground` with its config, task and rollout; a play
-    that was cancelled or gave no result is left out. Returns the run ids written."""
+    that was cancelled or gave no result is left out. The run's row goes last, already finished: a reader
+    never sees a playground run without its rollout. Returns the run ids written."""
     written = []
     for play in plays:
         if play.result is None or play.failure or play.cancelled:
             continue
         task = play.request.task
         config = play.config.model_copy(update={"tasks": [task.task_id], "run_name": RUN_NAME})
-        store.write_run(RunRecord(
-            run_id=play.request.run_id, kind="playground", name=RUN_NAME, benchmark=play.request.benchmark,
-            orchestrator=config.orchestrator,
-            config_json=json.dumps({**config.model_dump(mode="json"), "playground": {
-                "label": label, "typed_question": task.question if not play.graded else None},
-                "variant": {"preference": ",".join(f"{k}={v:g}" for k, v in play.preference.as_dict().items() if v),
-                            "max_turns": config.max_turns[0], "instruction": play.preference.instruction}}),
-            toolkit_json=play.toolkit_json, pricing=config.pricing, git_sha=git_sha(), started_at=utcnow()))
         if not play.graded:
             store.write_tasks([TaskRecord(task_id=task.task_id, benchmark=play.request.benchmark, split="typed",
                                           question=task.question)])
         else:  # the task's row, so Rollouts shows its question and reference beside the rollout
             store.write_tasks([r for r in play.records if r.task_id == task.task_id])
         store.write_trajectories([play.result.store_item()])
-        store.finish_run(play.request.run_id, "finished")
+        variant = {"preference": ",".join(f"{k}={v:g}" for k, v in play.preference.as_dict().items() if v),
+                   "max_turns": config.max_turns[0], "instruction": play.preference.instruction}
+        store.write_run(RunRecord(
+            run_id=play.request.run_id, kind="playground", name=RUN_NAME, benchmark=play.request.benchmark,
+            orchestrator=config.orchestrator,
+            config_json=json.dumps({**config.model_dump(mode="json"), "variant": variant,
+                                    "playground": {"typed_question": None if play.graded else task.question}}),
+            toolkit_json=play.toolkit_json, pricing=config.pricing, git_sha=git_sha(), started_at=play.started_at,
+            finished_at=utcnow(), status="finished"))
         written.append(play.request.run_id)
     return written
