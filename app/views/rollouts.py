@@ -12,6 +12,7 @@ import streamlit as st
 from app import data
 from app.cards import as_steps, fold, render_card
 from app.widgets import main_run, pick_run, run_page, simulated_badge, store_or_stop
+from lab.report.html import display_names
 
 
 def render() -> None:
@@ -38,20 +39,16 @@ def _stepper(path, stamp, run_id: str, trajs: pd.DataFrame, runs: pd.DataFrame) 
     task = _pick_task(path, stamp, trajs)
     other = st.query_params.get("run2")
     if other and other != run_id and other in set(runs.run_id):  # two runs' rollouts of one task, side by side
+        names = display_names(runs)
         left, right = st.columns(2)
         with left:
-            st.markdown(f"**{_name(runs, run_id)}**")
+            st.markdown(f"**{names[run_id]}**")
             _trajectory(path, stamp, run_id, trajs, task, "a")
         with right:
-            st.markdown(f"**{_name(runs, other)}**")
+            st.markdown(f"**{names[other]}**")
             _trajectory(path, stamp, other, data.trajectories(path, stamp, (other,)), task, "b")
         return
     _trajectory(path, stamp, run_id, trajs, task, "a")
-
-
-def _name(runs: pd.DataFrame, run_id: str) -> str:
-    name = runs.set_index("run_id").name.get(run_id)
-    return f"{name} ({run_id})" if isinstance(name, str) and name and name != run_id else run_id
 
 
 def _pick_task(path, stamp, trajs: pd.DataFrame) -> str:

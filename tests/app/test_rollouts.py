@@ -47,3 +47,22 @@ def test_a_judged_trajectory_shows_both_grades_and_keeps_the_judges_cost_out_of_
     assert any("by exact match: wrong · by judge: right · judge cost $0.02000" in m.value for m in at.markdown)
     cost = next(m for m in at.metric if m.label == "cost so far ($)")
     assert float(cost.value) == pytest.approx(traj.cost_usd)  # the judge's $0.02 is not the rollout's
+
+
+def test_two_runs_rollouts_of_one_task_open_side_by_side_with_rounds_from_one(app_store):
+    at = on("rollouts", run="eval-a", run2="eval-b", task="t1")
+    assert problems(at) == []
+    assert [m.value for m in at.markdown if m.value in ("**eval-a**", "**eval-b**")] == ["**eval-a**", "**eval-b**"]
+    cards = [m.value for m in at.markdown if m.value.startswith("**round")]
+    assert cards[:3] == [c for c in cards[:3] if c.startswith(("**round 1 ", "**round 2 ", "**round 3 "))]
+    assert not any(m.value.startswith("**round 0") for m in at.markdown)
+    assert any(m.value.startswith("**round 2 · gpt-5") for m in at.markdown)    # the model's own tool
+    assert any(m.value.startswith("**round 2 · qwen3-32b") for m in at.markdown)
+    assert len([s for s in at.selectbox if s.key.startswith("pick-sample")]) == 2   # one sample picker per side
+
+
+def test_the_task_picker_marks_solved_tasks_and_shows_the_question(app_store):
+    at = on("rollouts", run="eval-a")
+    labels = at.selectbox(key="pick-task").options   # as the user reads them
+    assert any(label.startswith("✓ t1 · Question 1?") for label in labels)
+    assert any(label.startswith("✗ t3 · Question 3?") for label in labels)   # eval-a never solved t3
