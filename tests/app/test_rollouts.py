@@ -53,8 +53,7 @@ def test_two_runs_rollouts_of_one_task_open_side_by_side_with_rounds_from_one(ap
     at = on("rollouts", run="eval-a", run2="eval-b", task="t1")
     assert problems(at) == []
     assert [m.value for m in at.markdown if m.value in ("**eval-a**", "**eval-b**")] == ["**eval-a**", "**eval-b**"]
-    cards = [m.value for m in at.markdown if m.value.startswith("**round")]
-    assert cards[:3] == [c for c in cards[:3] if c.startswith(("**round 1 ", "**round 2 ", "**round 3 "))]
+    assert any(m.value.startswith("**round 1 · local_search") for m in at.markdown)
     assert not any(m.value.startswith("**round 0") for m in at.markdown)
     assert any(m.value.startswith("**round 2 · gpt-5") for m in at.markdown)    # the model's own tool
     assert any(m.value.startswith("**round 2 · qwen3-32b") for m in at.markdown)
