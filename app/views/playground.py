@@ -3,8 +3,9 @@
 Pick an orchestrator (one the store evaluated, a model a training run wrote, or any `hf:` / `openai:` /
 `scripted:` spec), a task of the benchmark (search by id or text) or a question typed against the offline
 world's documents, toolkit and prices, and one or two instructions (a preset pair, or free text with the P it
-stands for). Each rollout streams in as its rounds end, with a running total; two instructions run side by
-side with their difference in one line, and N samples show how routes spread. The rollout is the one an
+stands for). Each rollout streams in as its rounds end, with a running total; two instructions (or two
+orchestrators under one) run side by side with their difference in one line, and N samples show how
+routes spread; Stop cancels what is in flight. The rollout is the one an
 evaluation would run (`lab.eval.playground` builds it from the newest evaluation of that orchestrator), and
 finished plays are stored as runs of kind `playground` (Rollouts shows them; evaluation tables do not).
 """
@@ -247,10 +248,12 @@ def _show(last, final: bool, elapsed: float | None = None) -> None:
                 _verdict(play)
     if final and any(len(side) > 1 for side in plays.values()):
         st.subheader("Routes over the samples")
-        st.dataframe(routes_table({n: o for n, o in outcomes.items()}), hide_index=True, key="pg-routes")
+        st.dataframe(routes_table(outcomes), hide_index=True, key="pg-routes")
     if final and last["stored"]:
         st.caption("Stored as " + ", ".join(last["stored"]) + " (kind playground).")
-        st.page_link(page("rollouts"), label="Open in Rollouts", query_params={"run": last["stored"][0]})
+        first, *rest = last["stored"]
+        st.page_link(page("rollouts"), label="Open in Rollouts",
+                     query_params={"run": first, "task": task.task_id, **({"run2": rest[0]} if rest else {})})
 
 
 def _verdict(play) -> None:
