@@ -33,13 +33,16 @@ class Choice:
 
 
 def orchestrator_choices(runs: pd.DataFrame, configs: dict[str, str]) -> list[Choice]:
-    """Every orchestrator the store's evaluations ran (the newest evaluation's settings), then trained models
-    of training runs whose folder exists here and that no evaluation ran (the train config's settings).
-    The demo's trained model first, privileged scripts last."""
+    """Every orchestrator the store's evaluations ran, played with the settings of its run named `trained`
+    when it has one (the demo's main evaluation of its model, not a sweep point), else of its newest run;
+    then trained models of training runs whose folder exists here and that no evaluation ran (the train
+    config's settings). The demo's trained model first, privileged scripts last, the rest as first run."""
     evals = runs[runs.kind == "eval"].sort_values("started_at")
-    newest = evals.drop_duplicates("orchestrator", keep="last")
-    choices = [Choice(f"{r.name or r.run_id} · {r.orchestrator}", r.orchestrator, configs.get(r.run_id, "{}"))
-               for r in newest.itertuples()]
+    main = evals.assign(_main=evals.name == "trained").sort_values(["_main", "started_at"], kind="stable")
+    chosen = main.drop_duplicates("orchestrator", keep="last").set_index("orchestrator")
+    order = list(dict.fromkeys(evals.orchestrator))
+    choices = [Choice(f"{chosen.name[o] or chosen.run_id[o]} · {o}", o, configs.get(chosen.run_id[o], "{}"))
+               for o in order]
     known = {c.spec for c in choices}
     for r in runs[runs.kind == "train"].sort_values("started_at").itertuples():
         config = json.loads(configs.get(r.run_id, "{}") or "{}")
@@ -48,8 +51,7 @@ def orchestrator_choices(runs: pd.DataFrame, configs: dict[str, str]) -> list[Ch
         if folder and spec not in known and (Path(folder) / "config.json").is_file():
             choices.append(Choice(f"{r.name or r.run_id} (training run) · {spec}", spec, train_template(config)))
             known.add(spec)
-    order = {"trained": 0}
-    return sorted(choices, key=lambda c: (order.get(c.label.split(" · ")[0], 1), c.spec == "scripted:oracle"))
+    return sorted(choices, key=lambda c: (c.label.split(" · ")[0] != "trained", c.spec == "scripted:oracle"))
 
 
 def train_template(train_config: dict[str, Any]) -> str:

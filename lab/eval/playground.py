@@ -39,7 +39,7 @@ from lab.tools.base import ToolContext
 #: A run's name in the store: `orchestra runs` and the Runs page tell playground rollouts apart by kind.
 RUN_NAME = "playground"
 #: EvalConfig fields a template's evaluation sets that a playground run chooses for itself.
-_CHOSEN_HERE = ("preferences", "preference_instruction", "tasks", "limit", "samples", "run_name", "train_run_id",
+_CHOSEN_HERE = ("preferences", "preference_instruction", "limit", "samples", "run_name", "train_run_id",
                 "train_step", "concurrency", "rate_limit", "budget_usd", "split")
 
 
@@ -79,11 +79,15 @@ class Playground:
     grader. The policy is made per play (it is cheap once its model is loaded, which is cached per process)."""
 
     def __init__(self, config: EvalConfig) -> None:
+        """Every task of the config's split is offered; the tasks the config names (those its evaluation ran,
+        in a template) come first, so the first task offered is one the orchestrator was evaluated on."""
         self.config = config.model_copy(update={"tasks": [], "limit": None})
         self.toolkit = checked_toolkit(self.config, Console(stderr=True, quiet=True))
         self.source = load_source(self.config)
         self.tools_for = rollout_tools(self.config, self.source, _tools(self.toolkit))
-        self.tasks: dict[str, Task] = {t.task_id: t for t in self.source.tasks}
+        first = {task_id: i for i, task_id in enumerate(config.tasks)}
+        ordered = sorted(self.source.tasks, key=lambda t: first.get(t.task_id, len(first)))
+        self.tasks: dict[str, Task] = {t.task_id: t for t in ordered}
         self.features = self.toolkit.feature_names
         self.models = self.toolkit.feature_models()
 

@@ -170,3 +170,11 @@ def test_bad_p_text_is_refused_with_the_entry_named(text):
 
     with pytest.raises(LabInputError):
         Preference.parse(text, ["search-1"])
+
+
+def test_a_model_is_played_with_its_main_evaluations_settings_not_a_sweep_points():
+    runs = pd.DataFrame({"run_id": ["t", "s"], "kind": ["eval"] * 2, "name": ["trained", "trained-speed-t50"],
+                         "orchestrator": ["hf:runs/x"] * 2,
+                         "started_at": pd.to_datetime(["2026-01-01", "2026-01-02"])})
+    (choice,) = orchestrator_choices(runs, {"t": '{"max_turns": [20]}', "s": '{"max_turns": [50]}'})
+    assert choice.label == "trained · hf:runs/x" and choice.template == '{"max_turns": [20]}'
