@@ -137,11 +137,15 @@ def _step_body(step: Any, question: str | None) -> None:
     if _text(step.reasoning).strip():
         st.markdown(f"*reasoning:* {step.reasoning}")
     arguments = _text(step.arguments_json)
-    if arguments not in ("", "{}", "null"):
-        try:
-            st.json(json.loads(arguments), expanded=False)
-        except ValueError:
-            st.code(arguments)
+    try:
+        parsed = json.loads(arguments) if arguments else {}
+    except ValueError:  # a malformed call's text, as the model wrote it
+        parsed = arguments
+    if isinstance(parsed, dict):  # the slot is in the header already; a call's other arguments are its content
+        parsed = {k: v for k, v in parsed.items() if k != "model" or not slot_of(step)}
+    if parsed:
+        st.code(parsed if isinstance(parsed, str) else json.dumps(parsed, indent=1, ensure_ascii=False),
+                language=None if isinstance(parsed, str) else "json", wrap_lines=True)
     observation = _text(step.observation)
     if observation:
         if len(observation) > LONG:

@@ -4,7 +4,8 @@
         --runs cascade strongest qwen3-8b-prompted gpt-5-prompted oracle smollm2 warm-start trained
     python scripts/dashboard_screenshot.py --db orchestra.duckdb --page steering --out docs/images/steering.png
     python scripts/dashboard_screenshot.py --db orchestra.duckdb --page training --out docs/images/training.png
-    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page playground --out docs/images/playground.png
+    python scripts/dashboard_screenshot.py --db orchestra.duckdb --page playground --out docs/images/playground.png \
+        --height 2300 --query task=hle-0206
 
 The Playground is shot after pressing Run on its first view (the demo's trained model, the first task, the
 two training instructions side by side); it stores that play in the store, as a user's press would.
@@ -28,7 +29,10 @@ def main() -> None:
     parser.add_argument("--page", default="pareto",
                         help="Page path (app/views/<page>.py), e.g. runs, pareto, steering.")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--full-page", action="store_true", help="The whole page, not only the first screen.")
+    parser.add_argument("--height", type=int, default=1150, help="Window height in pixels (Streamlit scrolls its "
+                                                                  "main area inside the window: a taller window "
+                                                                  "shows more of a long page).")
+    parser.add_argument("--query", nargs="*", default=[], help="More URL parameters, e.g. task=hle-0206.")
     parser.add_argument("--runs", nargs="*", default=[],
                         help="Runs (ids or names) the page shows; default: its own pick.")
     args = parser.parse_args()
@@ -38,7 +42,8 @@ def main() -> None:
     from orchestra.cli.dashboard import free_port, wait_healthy
 
     store = Store(args.db, read_only=True)
-    query = f"?runs={','.join(queries.resolve_run_id(store, r) for r in args.runs)}" if args.runs else ""
+    params = ([f"runs={','.join(queries.resolve_run_id(store, r) for r in args.runs)}"] if args.runs else [])
+    query = "?" + "&".join([*params, *args.query]) if params or args.query else ""
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -48,7 +53,7 @@ def main() -> None:
         wait_healthy(url, server)  # raises if the app exits or never comes up
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1150})
+            page = browser.new_page(viewport={"width": 1400, "height": args.height})
             page.set_default_timeout(120_000)
             page.goto(f"{url}/{args.page}{query}")
             page.locator("h1").first.wait_for()
@@ -56,11 +61,12 @@ def main() -> None:
             if args.page == "playground":
                 page.get_by_role("button", name="Run").click()
                 page.get_by_text(re.compile("^B vs A:")).first.wait_for()
+                page.get_by_text(re.compile("^(solved|not solved) · answer")).nth(1).wait_for()  # both verdicts
             else:
                 page.locator(".js-plotly-plot").first.wait_for()
             page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(args.out), full_page=args.full_page)
+            page.screenshot(path=str(args.out), full_page=False)
             browser.close()
     finally:
         server.terminate()

@@ -184,8 +184,8 @@ def _run(path, task, sides: list[Side], samples: int, turns: int, temperature: f
              for side, preference, mine in setups}
     last = {"plays": plays, "sides": {side.name: side for side in sides}, "task": task, "stored": [], "stopped": False}
     st.session_state["pg-last"] = last
-    st.button("Stop", key="pg-stop", help="Cancel the rollouts in flight; nothing is stored.")
-    ticker, board = st.empty(), st.empty()
+    stop, ticker, board = st.empty(), st.empty(), st.empty()
+    stop.button("Stop", key="pg-stop", help="Cancel the rollouts in flight; nothing is stored.")
     shown = -1
     started = time.monotonic()
     every = [play for side in plays.values() for play in side]
@@ -208,6 +208,7 @@ def _run(path, task, sides: list[Side], samples: int, turns: int, temperature: f
 
     if not any(play.failure for play in every):
         last["stored"] = store_plays(Store(path, timeout_s=30.0), every)
+    stop.empty()
     ticker.empty()
     with board.container():
         _show(last, final=True, elapsed=time.monotonic() - started)

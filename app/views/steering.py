@@ -78,7 +78,7 @@ def _behaviour(path, stamp, runs) -> None:
     default = trained.iloc[-1] if len(trained) and trained.iloc[-1] in orchestrators else orchestrators[0]
     orchestrator = st.selectbox("Orchestrator", orchestrators, index=orchestrators.index(default), key="behaviour-of")
     chosen = behaviour_runs(runs, orchestrator)
-    turns = sorted(chosen.max_turns.dropna().unique().tolist())
+    turns = sorted(int(t) for t in chosen.max_turns.dropna().unique())
     if len(turns) > 1:  # one budget at a time: a longer budget changes behaviour by itself
         budget = st.radio("Turn budget", turns, index=len(turns) - 1 if 20 not in turns else turns.index(20),
                           horizontal=True, key="behaviour-turns")
@@ -86,7 +86,8 @@ def _behaviour(path, stamp, runs) -> None:
     key = tuple(chosen.run_id)
     shares = data.tool_tables(path, stamp, key)[0]
     table = behaviour_table(chosen, data.accuracy(path, stamp, key), data.costs(path, stamp, key), shares)
-    st.dataframe(table.drop(columns="run_id"), hide_index=True, key="behaviour", column_config={
+    st.dataframe(table.drop(columns=["run_id", "turns"]), hide_index=True, key="behaviour", column_config={
+        "instruction": st.column_config.TextColumn(width="medium"), "P": st.column_config.TextColumn(width="small"),
         "accuracy": st.column_config.NumberColumn(format="%.3f"),
         "¢/task": st.column_config.NumberColumn(format="%.3f"), "s/task": st.column_config.NumberColumn(format="%.1f")})
     names = dict(zip(table.run_id, table.run))

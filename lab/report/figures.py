@@ -214,8 +214,9 @@ def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = No
             low, high = bands.get(column, (None, None))
             if low in points and points[low].notna().all():
                 band = pd.concat([points.step, points.step[::-1]]), pd.concat([points[high], points[low][::-1]])
-                fig.add_trace(go.Scatter(x=band[0], y=band[1], fill="toself", fillcolor=_translucent(color, 0.15),
-                                         line={"width": 0}, hoverinfo="skip", showlegend=False,
+                fig.add_trace(go.Scatter(x=band[0], y=band[1], mode="lines", fill="toself",
+                                         fillcolor=_translucent(color, 0.15), line={"width": 0}, hoverinfo="skip",
+                                         showlegend=False,
                                          legendgroup=instruction), row=row, col=1)
             interval = ("<br>95% CI [%{customdata[1]:.3f}, %{customdata[2]:.3f}]" if low in points else "")
             data = points[["n_tasks", low, high]] if low in points else points[["n_tasks"]]
