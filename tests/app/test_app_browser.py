@@ -88,15 +88,19 @@ def test_a_slider_reranks_and_the_url_keeps_it(served, browser):
 
 
 def test_a_preset_moves_every_slider_to_its_values(served, browser):
+    from playwright.sync_api import expect
+
     page = open_page(browser, f"{served.url}/steering?runs=eval-a,eval-b&p=gpt-5%3D1")
     preset = "Keep it cheap and quick; I can live with some mistakes."
     page.get_by_role("combobox", name=re.compile("^Preset")).click()
     page.get_by_role("option", name=preset).click()
     page.wait_for_url(re.compile(r"p=outcome%3D0.6%2Ccompute%3D1%2Clatency%3D1(&|$)"))
+    settle(page)
     for name, value in {"gpt-5": "0.00", "qwen3-32b": "0.00", "local_search": "0.00", "outcome": "0.60",
                         "compute": "1.00", "latency": "1.00"}.items():
         slider = page.locator('[data-testid="stSlider"]').filter(has_text=re.compile(f"^{re.escape(name)}"))
-        assert slider.get_by_test_id("stSliderThumbValue").inner_text() == value, name
+        # the URL changes with the script's run; the slider redraws when its message arrives: wait for it
+        expect(slider.get_by_test_id("stSliderThumbValue")).to_have_text(value, timeout=TIMEOUT_MS)
     shot(page, "steering-preset")
     no_error(page)
 
