@@ -132,7 +132,8 @@ class Report:
 
         out = {
             "accuracy": figures.accuracy_figure(by_name(self.accuracy), colors),
-            "cost_accuracy": figures.cost_accuracy_figure(by_name(self.pareto), colors, labels),
+            "cost_accuracy": figures.cost_accuracy_figure(
+                by_name(self.pareto.merge(self.accuracy[["run_id", "ci_low", "ci_high"]], on="run_id")), colors, labels),
             "tool_shares": figures.tool_share_figure(by_name(self.tool_calls), named),
             "pgr": figures.pgr_figure(by_name(self.router), colors),
         }
