@@ -130,10 +130,11 @@ class Report:
         def by_name(frame: pd.DataFrame) -> pd.DataFrame:
             return frame.assign(run_id=frame.run_id.map(names)) if "run_id" in frame else frame
 
+        with_ci = self.pareto.merge(self.accuracy[["run_id", "ci_low", "ci_high"]], on="run_id")
+
         out = {
             "accuracy": figures.accuracy_figure(by_name(self.accuracy), colors),
-            "cost_accuracy": figures.cost_accuracy_figure(
-                by_name(self.pareto.merge(self.accuracy[["run_id", "ci_low", "ci_high"]], on="run_id")), colors, labels),
+            "cost_accuracy": figures.cost_accuracy_figure(by_name(with_ci), colors, labels),
             "tool_shares": figures.tool_share_figure(by_name(self.tool_calls), named),
             "pgr": figures.pgr_figure(by_name(self.router), colors),
         }
