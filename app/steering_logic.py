@@ -100,19 +100,22 @@ def slider_label(name: str, models: Mapping[str, str]) -> str:
     return f"{name} ({model})" if model and model != name else name
 
 
+def _asked(runs: pd.DataFrame) -> pd.DataFrame:
+    """The evaluation runs that name a preference or an instruction."""
+    return runs[(runs.kind == "eval") & ((runs.preference.fillna("") != "") | (runs.instruction.fillna("") != ""))]
+
+
 def behaviour_runs(runs: pd.DataFrame, orchestrator: str) -> pd.DataFrame:
     """The evaluation runs of one orchestrator that name a preference or an instruction, in the order they
     were run: the same model asked for different things, the rows of the behaviour panel."""
-    chosen = runs[(runs.kind == "eval") & (runs.orchestrator == orchestrator)
-                  & ((runs.preference.fillna("") != "") | (runs.instruction.fillna("") != ""))]
-    return chosen.sort_values("started_at")
+    asked = _asked(runs)
+    return asked[asked.orchestrator == orchestrator].sort_values("started_at")
 
 
 def steered_orchestrators(runs: pd.DataFrame) -> list[str]:
     """Orchestrators evaluated under two or more preferences, most-evaluated first: those whose behaviour
     under different instructions can be laid side by side (a trained `hf:` model first on a tie)."""
-    evals = runs[(runs.kind == "eval") & ((runs.preference.fillna("") != "") | (runs.instruction.fillna("") != ""))]
-    counts = evals.groupby("orchestrator").size()
+    counts = _asked(runs).groupby("orchestrator").size()
     counts = counts[counts >= 2]
     return sorted(counts.index, key=lambda o: (-counts[o], not str(o).startswith("hf:"), str(o)))
 
