@@ -57,10 +57,8 @@ def marked_prompt(prompt: str, question: str | None) -> str:
     head = f"Problem: {question}\n\n"
     if not prompt.startswith(head):
         return prompt
-    rest = prompt[len(head):]
-    if rest.startswith((DOCUMENTS_HEADER, PROGRAMS_HEADER)) or rest.startswith("Choose an appropriate tool."):
-        return prompt
-    if "\n\n" not in rest.strip():  # the instruction and the last line only: no context to cut
+    rest = prompt[len(head):]   # the context, then the instruction and the last line
+    if not rest or rest.startswith(("\n", DOCUMENTS_HEADER, PROGRAMS_HEADER)):  # no context, or a whole one
         return prompt
     return head + CUT_MARK + rest
 

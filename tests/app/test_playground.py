@@ -141,6 +141,11 @@ def test_a_cut_context_is_marked_and_a_whole_one_is_not():
     whole = f"Problem: {question}\n\nDocuments:\nDoc 1: The bridge ...\n\nChoose an appropriate tool."
     cut = f"Problem: {question}\n\nidge was built in 1890 ...\n\nChoose an appropriate tool."
     assert marked_prompt(whole, question) == whole
+    from lab.rollout.rounds import round_messages
+
+    for context in ("", "Documents:\nDoc 1: The bridge ..."):  # a round before any context, and a whole one
+        prompt = round_messages(question, context, "Keep the bill low.")[1]["content"]
+        assert marked_prompt(prompt, question) == prompt
     assert marked_prompt(cut, question) == f"Problem: {question}\n\n{CUT_MARK}idge was built in 1890 ...\n\n" \
                                            "Choose an appropriate tool."
 
