@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from lab.preference import PreferencePair, resolve_names
+from lab.report.metrics import ci_text
 from lab.scoring import FeatureFrame
 
 
@@ -136,7 +137,7 @@ def behaviour_table(chosen: pd.DataFrame, accuracy: pd.DataFrame, costs: pd.Data
             "instruction": run.instruction or ("held-out wordings of P" if run.preference else "-"),
             "turns": run.max_turns,
             "accuracy": None if a is None else float(a.accuracy),
-            "95% CI": "" if a is None else f"[{a.ci_low:.2f}, {a.ci_high:.2f}]",
+            "95% CI": "" if a is None else ci_text(a.ci_low, a.ci_high),
             "tasks": None if a is None else int(a.n_tasks),
             "¢/task": None if c is None else float(c.cost_cents_per_task),
             "s/task": None if c is None else float(c.latency_s_per_task),

@@ -12,7 +12,7 @@ from app.navigation import page
 from app.widgets import pick_runs, run_label, run_page, simulated_badge, store_or_stop
 from lab.report.figures import accuracy_figure
 from lab.report.html import display_names
-from lab.report.metrics import ci_verdict, shared_tasks
+from lab.report.metrics import shared_tasks, with_verdicts
 
 
 def render() -> None:
@@ -31,7 +31,7 @@ def render() -> None:
                     key="accuracy")
     st.dataframe(accuracy_and_costs(accuracy, data.costs(path, stamp, key), names), hide_index=True, key="acc-table")
     st.subheader("Paired differences (shared tasks)")
-    st.dataframe(verdicts(data.paired(path, stamp, key), names), hide_index=True, key="paired")
+    st.dataframe(with_verdicts(data.paired(path, stamp, key), names), hide_index=True, key="paired")
     st.caption("diff = accuracy of A − accuracy of B on the tasks both ran; 95% paired bootstrap CI over tasks. "
                "\"not significant\": the CI includes 0.")
     labels = {r.run_id: run_label(r) for r in runs.itertuples()}
@@ -61,13 +61,6 @@ def accuracy_and_costs(accuracy: pd.DataFrame, costs: pd.DataFrame, names: dict[
     table = accuracy.merge(costs.drop(columns="n_tasks"), on="run_id")
     table.insert(0, "run", table.run_id.map(names))
     return table
-
-
-def verdicts(paired: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """The paired table with names and a verdict: "A better", "B better" or "not significant" (CI spans 0)."""
-    out = paired.assign(run_a=paired.run_a.map(names), run_b=paired.run_b.map(names))
-    out.insert(2, "verdict", [ci_verdict(lo, hi) for lo, hi in zip(out.ci_low, out.ci_high)])
-    return out
 
 
 def share_differences(tools: pd.DataFrame, run_a: str, run_b: str, names: dict[str, str]) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import streamlit as st
 from app import data
 from app.navigation import PAGES, page
 from app.widgets import SIMULATED_NOTE, run_page, store_or_stop, story_runs
+from lab.report.metrics import ci_text
 
 COLUMNS = ["group", "name", "accuracy", "accuracy_ci", "cents_per_task", "seconds_per_task", "trajectories", "kind",
            "status", "orchestrator", "preference", "max_turns", "toolkit", "pricing", "benchmark", "accuracy_exact",
@@ -78,7 +79,7 @@ def with_per_task(runs: pd.DataFrame, accuracy: pd.DataFrame | None, costs: pd.D
     """The runs with accuracy's 95% CI as text and cents and seconds per task (evaluations; else empty)."""
     out = runs.assign(accuracy_ci="", cents_per_task=float("nan"), seconds_per_task=float("nan"))
     if accuracy is not None and len(accuracy):
-        intervals = accuracy.set_index("run_id").apply(lambda r: f"[{r.ci_low:.2f}, {r.ci_high:.2f}]", axis=1)
+        intervals = {r.run_id: ci_text(r.ci_low, r.ci_high) for r in accuracy.itertuples()}
         out["accuracy_ci"] = out.run_id.map(intervals).fillna("")
     if costs is not None and len(costs):
         per_task = costs.set_index("run_id")

@@ -83,22 +83,29 @@ class Report:
 
         return display_names(self.runs)
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables a reader looks at first, runs by name: accuracy with its CI, cost and latency per task and
-        the preference score per run; every paired difference with its verdict."""
+    def per_run_table(self, frontier: pd.DataFrame | None = None) -> pd.DataFrame:
+        """One row per run by name: accuracy with its 95% CI and task count, cents and seconds per task, the
+        preference score, and whether the run is on the Pareto frontier of `frontier` (`pareto_points` of
+        some of these runs; default this report's). A run `frontier` leaves out reads "privileged": the demo
+        draws its frontier without the oracle."""
         names = self.names()
+        frontier = self.pareto if frontier is None else frontier
         summary = (self.accuracy.merge(self.costs.drop(columns="n_tasks"), on="run_id")
                    .merge(self.preference[["run_id", "preference_score"]], on="run_id", how="left")
-                   .merge(self.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
-        per_run = pd.DataFrame({
+                   .merge(frontier[["run_id", "on_frontier"]], on="run_id", how="left"))
+        return pd.DataFrame({
             "run": summary.run_id.map(names), "accuracy": summary.accuracy,
-            "95% CI": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(summary.ci_low, summary.ci_high)],
+            "95% CI": [metrics.ci_text(lo, hi) for lo, hi in zip(summary.ci_low, summary.ci_high)],
             "tasks": summary.n_tasks, "¢/task": summary.cost_cents_per_task, "s/task": summary.latency_s_per_task,
-            "preference score": summary.preference_score, "on the frontier": summary.on_frontier})
-        paired = self.paired.assign(run_a=self.paired.run_a.map(names), run_b=self.paired.run_b.map(names))
-        paired.insert(2, "verdict", [metrics.ci_verdict(lo, hi) for lo, hi in zip(paired.ci_low, paired.ci_high)])
-        return {"Accuracy, cost and latency per run": per_run,
-                "Paired accuracy differences (A - B on shared tasks, 95% CI)": paired}
+            "preference score": summary.preference_score,
+            "Pareto": summary.on_frontier.map({True: "on", False: "off"}).fillna("privileged")})
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables a reader looks at first, runs by name: `per_run_table`, and every paired difference with
+        its verdict."""
+        return {"Accuracy, cost and latency per run": self.per_run_table(),
+                "Paired accuracy differences (A - B on shared tasks, 95% CI)":
+                    metrics.with_verdicts(self.paired, self.names())}
 
     def sentences(self) -> list[str]:
         """The findings in words: the frontier, and each paired difference with what its CI says."""

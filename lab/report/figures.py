@@ -101,7 +101,7 @@ def log_ticks(values: Sequence[float]) -> tuple[list[float], list[str]]:
 def tool_share_figure(tool_calls: pd.DataFrame, run_ids: Sequence[str] | None = None,
                       colors: dict[str, str] | None = None, names: dict[str, str] | None = None) -> go.Figure:
     """Share of each run's tool calls per tool, stacked to 1 (paper Fig. 4); one trace per tool, coloured by
-    `colors` (tool label -> colour, `tool_colors`), runs shown by `names`."""
+    `colors` (tool name -> colour, `tool_colors`), runs shown by `names`."""
     fig = _stacked_tool_bars(tool_calls, run_ids, "share", "share %{y:.1%}", colors, names)
     fig = _layout(fig, "Tool-call shares per run", "run", "share of tool calls", yaxis_range=[0, 1])
     fig.update_layout(barmode="stack", yaxis_tickformat=".0%")

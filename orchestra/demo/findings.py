@@ -46,15 +46,8 @@ class Findings:
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables the report opens with, runs by name: the compared systems, the trained model under each
         instruction, its routing against its warm start, GRPO against its start."""
-        report, names = self.compared, self.names
-        compared = (report.accuracy.merge(report.costs.drop(columns="n_tasks"), on="run_id")
-                    .merge(self.pareto[["run_id", "on_frontier"]], on="run_id", how="left"))
-        tables = {"Compared systems (test tasks, held-out instructions)": pd.DataFrame({
-            "run": compared.run_id.map(names), "accuracy": compared.accuracy,
-            "95% CI": [f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(compared.ci_low, compared.ci_high)],
-            "tasks": compared.n_tasks, "¢/task": compared.cost_cents_per_task,
-            "s/task": compared.latency_s_per_task,
-            "Pareto (non-privileged)": compared.on_frontier.map({True: "on", False: "off"}).fillna("privileged")})}
+        tables = {"Compared systems (test tasks, held-out instructions; Pareto among the non-privileged)":
+                  self.compared.per_run_table(frontier=self.pareto)}
         if not self.spending.empty:
             tables["The trained model under each instruction"] = self.spending
         if not self.routing.empty:
@@ -125,7 +118,7 @@ class Findings:
                          f"{by.loc['accuracy'].latency_s_per_task:.0f} s under accuracy-only.")
         lines.extend(self._curve_sentences())
         if self.evidence is not None:
-            lines.extend(evidence_lines(self.evidence))
+            lines.extend(self.evidence.lines())
         repriced = self.compared.reprice.dropna(subset=["change_pct"])
         if not repriced.empty:
             biggest = repriced.loc[repriced.change_pct.abs().idxmax()]
@@ -172,26 +165,6 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan, evidence
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
                     rounds=_rounds(store, runs, plan.compared_turns), curve=learning_curve_df(store, train),
                     train_metrics=queries.train_metrics_df(store, train), evidence=evidence)
-
-
-def evidence_lines(evidence: Evidence) -> list[str]:
-    """What `trainer.evidence.gather_evidence` found, one line per instruction (the paired deltas, trained -
-    start, with 95% CIs), one per behaviour check, and whether the target half-widths were reached."""
-    lines = [f"GRPO against its start ({evidence.tasks} tasks x {evidence.samples} samples, paired by task and "
-             "sample; trained - start, 95% CI):"]
-    for instruction, rows in evidence.deltas.groupby("instruction", sort=False):
-        by = rows.set_index("measure")
-        a, c, t, u = (by.loc[m] for m in ("accuracy", "cost", "latency", "U"))
-        lines.append(f"Under {instruction!r}: accuracy {a.delta:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] "
-                     f"({a.start:.2f} -> {a.trained:.2f}), cost {c.delta:+.0%} [{c.ci_low:+.0%}, {c.ci_high:+.0%}], "
-                     f"latency {t.delta:+.1f} s [{t.ci_low:+.1f}, {t.ci_high:+.1f}], U {u.delta:+.3f} "
-                     f"[{u.ci_low:+.3f}, {u.ci_high:+.3f}].")
-    for check in evidence.checks.itertuples():
-        shown = "{:+.0%}" if "saving" in check.check else "{:+.3f}"
-        lines.append(f"Check, {check.check} ({check.model}): {shown.format(check.value)} "
-                     f"[{shown.format(check.ci_low)}, {shown.format(check.ci_high)}]: {check.verdict}.")
-    lines.extend(f"Half-width, {line}." for line in evidence.target_lines())
-    return lines
 
 
 def _non_privileged_pareto(report: Report, runs: dict[str, str]) -> pd.DataFrame:

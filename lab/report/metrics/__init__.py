@@ -31,11 +31,13 @@ from lab.report.metrics.accuracy import (
     N_RESAMPLES,
     accuracy_table,
     bootstrap_means,
+    ci_text,
     ci_verdict,
     cost_latency_table,
     paired_comparisons,
     per_task,
     sign_flip_p,
+    with_verdicts,
 )
 from lab.report.metrics.curve import CurveScale, fixed_scale, learning_curve, utility
 from lab.report.metrics.frontier import (
@@ -79,6 +81,7 @@ __all__ = [
     "accuracy_table",
     "bootstrap_means",
     "call_performance_threshold",
+    "ci_text",
     "ci_verdict",
     "cost_latency_table",
     "delegation_bias",
@@ -110,4 +113,5 @@ __all__ = [
     "utility",
     "variance_components",
     "verdict",
+    "with_verdicts",
 ]

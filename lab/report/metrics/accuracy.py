@@ -128,6 +128,19 @@ def paired_comparisons(trajs: pd.DataFrame, run_ids: Sequence[str], n_resamples:
     return pd.DataFrame(rows, columns=columns)
 
 
+def ci_text(ci_low: float, ci_high: float) -> str:
+    """An interval as tables print it: `[0.23, 0.53]`; "" without one."""
+    return "" if pd.isna(ci_low) or pd.isna(ci_high) else f"[{ci_low:.2f}, {ci_high:.2f}]"
+
+
+def with_verdicts(paired: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """`paired_comparisons`' table with runs by `names` and a verdict column after them (`ci_verdict`):
+    what reports and the dashboard's Compare show."""
+    out = paired.assign(run_a=paired.run_a.map(names), run_b=paired.run_b.map(names))
+    out.insert(2, "verdict", [ci_verdict(lo, hi) for lo, hi in zip(out.ci_low, out.ci_high)])
+    return out
+
+
 def ci_verdict(ci_low: float, ci_high: float, a: str = "A", b: str = "B") -> str:
     """What a paired difference a - b with this 95% CI says: "A better", "B better" (by the names given),
     "not significant" (the interval includes 0), or "no shared task" (no interval)."""
