@@ -29,6 +29,7 @@ from lab.report.metrics.tools import PRIVILEGED
 from lab.scoring import FeatureFrame
 from lab.store import Store, queries
 from lab.store.store import resolve_db_path
+from lab.toolspec import logged_features
 
 TTL_S = 30
 #: Bootstrap resamples for the app's intervals: enough for two decimals, fast enough for a page.
@@ -92,9 +93,8 @@ def _preference_text(variant: dict) -> str:
 def palette(path: Path, stamp_ns: int) -> tuple[dict[str, str], dict[str, str]]:
     """(run id -> colour, tool -> colour) over the whole store, oldest run first and tools sorted: a run and a
     tool keep one colour on every page and in every chart, whichever runs a page shows."""
-    store = _store(path)
-    raw = queries.runs_df(store).sort_values(["started_at", "run_id"])
-    tools = tools_frame([queries.run(store, r) for r in raw.run_id]).tool_name
+    raw = queries.runs_df(_store(path)).sort_values(["started_at", "run_id"])
+    tools = {name for toolkit in raw.toolkit_json for name in logged_features(toolkit)}
     return run_colors(list(raw.run_id)), tool_colors(list(tools))
 
 

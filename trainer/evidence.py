@@ -143,6 +143,27 @@ class Evidence:
                          f"(widest +-{_half_width(measure, widest.half_width)}, {widest.instruction!r}); {advice}")
         return lines
 
+    def lines(self) -> list[str]:
+        """What it found, as the demo's findings and `orchestra train evidence --html` say it: one line per
+        instruction (the paired deltas, trained - start, with 95% CIs), one per behaviour check, and whether
+        the target half-widths were reached."""
+        lines = [f"GRPO against its start ({self.tasks} tasks x {self.samples} samples, paired by task and "
+                 "sample; trained - start, 95% CI):"]
+        for instruction, rows in self.deltas.groupby("instruction", sort=False):
+            by = rows.set_index("measure")
+            a, c, t, u = (by.loc[m] for m in ("accuracy", "cost", "latency", "U"))
+            lines.append(f"Under {instruction!r}: accuracy {a.delta:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] "
+                         f"({a.start:.2f} -> {a.trained:.2f}), cost {c.delta:+.0%} "
+                         f"[{c.ci_low:+.0%}, {c.ci_high:+.0%}], "
+                         f"latency {t.delta:+.1f} s [{t.ci_low:+.1f}, {t.ci_high:+.1f}], U {u.delta:+.3f} "
+                         f"[{u.ci_low:+.3f}, {u.ci_high:+.3f}].")
+        for check in self.checks.itertuples():
+            shown = "{:+.0%}" if "saving" in check.check else "{:+.3f}"
+            lines.append(f"Check, {check.check} ({check.model}): {shown.format(check.value)} "
+                         f"[{shown.format(check.ci_low)}, {shown.format(check.ci_high)}]: {check.verdict}.")
+        lines.extend(f"Half-width, {line}." for line in self.target_lines())
+        return lines
+
     def figure(self) -> Any:
         """The forest plot of the deltas (`lab.report.figures.paired_deltas_figure`, a plotly Figure)."""
         from lab.report.figures import paired_deltas_figure

@@ -207,7 +207,7 @@ def store_plays(store: Store, plays: list[Play]) -> list[str]:
     """Write each finished play as a run of kind `playground` with its config, task and rollout; a play
     that was cancelled or gave no result is left out. The run's row goes last, already finished: a reader
     never sees a playground run without its rollout. Returns the run ids written."""
-    written = []
+    written, commit = [], git_sha()
     for play in plays:
         if play.result is None or play.failure or play.cancelled:
             continue
@@ -226,7 +226,7 @@ def store_plays(store: Store, plays: list[Play]) -> list[str]:
             orchestrator=config.orchestrator,
             config_json=json.dumps({**config.model_dump(mode="json"), "variant": variant,
                                     "playground": {"typed_question": None if play.graded else task.question}}),
-            toolkit_json=play.toolkit_json, pricing=config.pricing, git_sha=git_sha(), started_at=play.started_at,
+            toolkit_json=play.toolkit_json, pricing=config.pricing, git_sha=commit, started_at=play.started_at,
             finished_at=utcnow(), status="finished"))
         written.append(play.request.run_id)
     return written

@@ -154,10 +154,9 @@ def evidence(
     print_evidence(result, console)
     if html is not None:
         from lab.report.html import report_html, write_report
-        from orchestra.demo.findings import evidence_lines
 
         tables = {"Trained - start, paired (95% CIs over tasks)": result.deltas, "Behaviour checks": result.checks,
                   "Half-widths and sample sizes": result.power}
-        write_report(html, report_html("GRPO against its start", evidence_lines(result), tables,
+        write_report(html, report_html("GRPO against its start", result.lines(), tables,
                                        {"paired_deltas": result.figure()}))
         console.print(f"report: {html}")

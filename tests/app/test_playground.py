@@ -61,22 +61,25 @@ def test_one_task_under_two_instructions_renders_both_rollouts_and_is_stored(app
     assert problems(rollouts) == [] and rollouts.selectbox(key="pick-run").value == played.run_id.iloc[0]
 
 
+def _one_message_and_nothing_stored(at, store, says: str) -> None:
+    """After Run: one red line saying `says`, no exception, and no playground run in the store."""
+    at.button(key="pg-run").click().run()
+    assert len(at.error) == 1 and says in at.error[0].value and not at.exception
+    assert not (queries.runs_summary_df(Store(store, read_only=True)).kind == "playground").any()
+
+
 def test_a_bad_free_text_p_is_one_message_and_stores_nothing(app_store):
     at = _set_up(on("playground"))
     at.selectbox(key="pg-preset-B").set_value("free text (give its P)").run()
     at.text_area(key="pg-free-B").set_value("Only use the cheapest model.").run()
     at.text_input(key="pg-p-B").set_value("outcome=1,cheapness=2").run()
-    at.button(key="pg-run").click().run()
-    assert len(at.error) == 1 and "cheapness" in at.error[0].value and not at.exception
-    assert not (queries.runs_summary_df(Store(app_store, read_only=True)).kind == "playground").any()
+    _one_message_and_nothing_stored(at, app_store, "unknown entry 'cheapness'")
 
 
 def test_an_unreachable_endpoint_is_one_message_and_stores_nothing(app_store):
     at = _set_up(on("playground"), spec="openai:qwen3-8b@http://127.0.0.1:9/v1")
     at.radio(key="pg-sides").set_value("one rollout").run()
-    at.button(key="pg-run").click().run()
-    assert len(at.error) == 1 and at.error[0].value.startswith("No result, nothing stored:") and not at.exception
-    assert not (queries.runs_summary_df(Store(app_store, read_only=True)).kind == "playground").any()
+    _one_message_and_nothing_stored(at, app_store, "No result, nothing stored:")
 
 
 def test_two_orchestrators_play_one_task_side_by_side(app_store):
@@ -168,12 +171,13 @@ def test_choices_put_the_trained_model_first_and_the_oracle_last():
     assert specs == ["hf:runs/x", "scripted:cheapest-first", "scripted:oracle"]
 
 
-@pytest.mark.parametrize("text", ["outcome=1,nonsense=1", "outcome=2", "outcome"])
-def test_bad_p_text_is_refused_with_the_entry_named(text):
+@pytest.mark.parametrize(("text", "named"), [("outcome=1,nonsense=1", "'nonsense'"), ("outcome=2", "'outcome'"),
+                                             ("outcome", "'outcome' is not NAME=VALUE")])
+def test_bad_p_text_is_refused_with_the_entry_named(text, named):
     from lab.errors import LabInputError
     from lab.preference import Preference
 
-    with pytest.raises(LabInputError):
+    with pytest.raises(LabInputError, match=named):
         Preference.parse(text, ["search-1"])
 
 

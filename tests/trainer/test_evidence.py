@@ -16,7 +16,6 @@ from lab.preference import logged_instruction, preference_pairs
 from lab.report.figures import paired_deltas_figure
 from lab.report.metrics.curve import CurveScale
 from lab.store import Store, queries
-from orchestra.demo.findings import evidence_lines
 from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.curve import curve_instructions
@@ -99,7 +98,7 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     text = console.export_text()
     assert "2 tasks x 2 samples" in text and "Behaviour checks" in text and "Get the answer right" in text
     assert "{" not in text and evidence.run_ids["trained | held-out"] in text   # tables, no raw dicts
-    lines = evidence_lines(evidence)
+    lines = evidence.lines()
     assert any("accuracy +0.000 [+0.000, +0.000]" in line for line in lines)
     assert len(paired_deltas_figure(evidence.deltas).data) == 4
 
