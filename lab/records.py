@@ -57,6 +57,18 @@ class RunRecord(BaseModel):
     benchmark: str = Field("", description="Benchmark the run evaluated or trained on.")
 
 
+class RunShardRecord(BaseModel):
+    """One shard's part of a run that several processes or machines share (`orchestra eval --shard i/N`, the
+    ranks of a training's periodic evaluation): the run is finished when every one of its N shards is."""
+
+    run_id: str
+    shard: int = Field(description="1-based index of this shard among `shards`.")
+    shards: int = Field(description="How many shards the run's tasks x samples are split into.")
+    status: RunStatus = "running"
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+
 class TaskRecord(BaseModel):
     """One benchmark task as the lab saw it."""
 

@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("trainer",),
     ("orchestra.demo",),
     ("app",),
-    ("orchestra.cli",),
+    ("orchestra.cli", "orchestra.__main__"),
 ]
 
 #: The root packages' own `__init__`: a docstring and a version, importing nothing; the bottom layer.

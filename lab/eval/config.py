@@ -85,6 +85,9 @@ class EvalConfig(BaseModel):
     rate_limit: float | None = Field(None, gt=0, description="Global cap on rollout starts per second.")
     budget_usd: float | None = Field(None, gt=0, description="Stop scheduling before total cost would pass this.")
     seed: int = Field(0, description="Seeds policies, simulated tools and sampling.")
+    shard: str | None = Field(
+        None, description="`i/N`: run only the i-th of N slices of the tasks x samples (1-based; N machines run one "
+                          "each into one run). Not part of the run id: every shard writes the same run.")
     run_name: str = Field("", description="Human name; part of the run id, so a new name starts a new run.")
     train_run_id: str | None = Field(None, description="Set by the trainer: the training run this evaluation checks.")
     train_step: int | None = Field(
@@ -105,6 +108,7 @@ class EvalConfig(BaseModel):
                              f"function calls; the round protocol runs question-answering benchmarks ({answering})")
         if self.tau2_agent == "released":
             self._check_released(source.released_agent)
+        self.shard_slice()
         if self.preference_instruction is not None and not self.preference_instruction.strip():
             raise ValueError("--preference-instruction is empty; pass the text or leave the flag out")
         # greedy decoding of a model makes every sample of a task the same rollout; scripts seed their
@@ -129,6 +133,25 @@ class EvalConfig(BaseModel):
             raise ValueError("--tau2-agent released: the released agent's prompt has no preference instruction; "
                              "leave --preference and --preference-instruction out")
 
+    def shard_slice(self) -> tuple[int, int] | None:
+        """`shard` as (i, N), checked: 1 <= i <= N."""
+        if self.shard is None:
+            return None
+        index, _, count = self.shard.partition("/")
+        if not (index.strip().isdigit() and count.strip().isdigit()):
+            raise ValueError(f"--shard {self.shard!r}: expected i/N, e.g. 1/4 (shards count from 1)")
+        i, n = int(index), int(count)
+        if not 1 <= i <= n:
+            raise ValueError(f"--shard {self.shard}: i must be 1..{n} (shards count from 1; a SLURM array from 0 "
+                             "passes $((SLURM_ARRAY_TASK_ID + 1)))")
+        return i, n
+
+    def in_shard(self, position: int) -> bool:
+        """Whether the `position`-th (task, sample) pair, in the source's order, is this shard's: pairs are
+        dealt round-robin, so every shard gets the same number to within one, whatever the task order."""
+        shard = self.shard_slice()
+        return shard is None or position % shard[1] == shard[0] - 1
+
     @classmethod
     def build(cls, **values: object) -> EvalConfig:
         """Validate, turning pydantic's report into one line naming the field."""
@@ -146,7 +169,8 @@ class EvalConfig(BaseModel):
         """Stable id: the same command (same tasks, tools, policy, sampling, instruction, seed) resumes the
         same run; an edited toolkit file (`toolkit_json`, the loaded toolkit) or a model directory whose
         weights were rewritten (`model_fingerprint`) starts a new one."""
-        identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns"})
+        identity = self.model_dump(exclude={"concurrency", "rate_limit", "budget_usd", "preferences", "max_turns",
+                                            "shard"})
         for name in _LATER_FIELDS:  # fields added after runs were logged: at their default they keep old ids
             if identity[name] == type(self).model_fields[name].default:
                 del identity[name]

@@ -131,12 +131,15 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
     summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns, judge=_judge_label(config, toolkit))
     done = store.completed_keys(run_id)
-    pairs = [(task, s) for task in source.tasks for s in range(config.samples) if (task.task_id, s, 0) not in done]
-    summary.skipped_done = len(source.tasks) * config.samples - len(pairs)
+    mine = [(task, s) for task in source.tasks for s in range(config.samples)]
+    mine = [pair for position, pair in enumerate(mine) if config.in_shard(position)]  # --shard i/N: one slice
+    pairs = [(task, s) for task, s in mine if (task.task_id, s, 0) not in done]
+    summary.skipped_done = len(mine) - len(pairs)
     if done:  # a resumed run's cap covers what it already spent, and its costs so far are known
         logged = queries.trajectories_df(store, [run_id], include_cut=True)
         logged = logged.cost_usd + logged.judge_cost_usd
         budget.resume(float(logged.sum()), float(logged.max()))
+    shard = config.shard_slice()
     store.write_run(RunRecord(
         run_id=run_id, kind="eval", name=config.run_name, benchmark=benchmark_label(config.benchmark),
         orchestrator=policy.name,
@@ -147,7 +150,7 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
                                             "instruction": prefs.log()}}),
         toolkit_json=toolkit.model_dump_json(), pricing=config.pricing,
         git_sha=git_sha(), started_at=utcnow(),
-    ))
+    ), shard=shard)
     rollout_config = rollout_config_for(config, max_turns)
     queue: asyncio.Queue = asyncio.Queue()
     for pair in pairs:
@@ -210,7 +213,7 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
             try:
                 await writer.close()
             finally:
-                store.finish_run(run_id, status)
+                store.finish_run(run_id, status, shard=shard)
     return summary
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from lab.errors import LabInputError
 from lab.records import (
     RunRecord,
+    RunShardRecord,
     ScoreRecord,
     ScoringRecord,
     StepRecord,
@@ -205,6 +206,21 @@ _V7 = (
     "ALTER TABLE token_trajectories_v7 RENAME TO token_trajectories",
 )
 
+# Several writers (shards, ranks) share runs: each shard's status, and the spool segments already folded
+# into the file (`lab.store.spool`), so a compaction cut short is never applied twice.
+_V8 = (
+    """CREATE TABLE run_shards (
+        run_id VARCHAR NOT NULL,
+        shard BIGINT NOT NULL,
+        shards BIGINT NOT NULL,
+        status VARCHAR NOT NULL,
+        started_at TIMESTAMP NOT NULL,
+        finished_at TIMESTAMP,
+        PRIMARY KEY (run_id, shard)
+    )""",
+    "CREATE TABLE spool_applied (segment VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)",
+)
+
 # Ordered; append only. Never edit a migration that has shipped: add the next one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial tables", _V1),
@@ -214,6 +230,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "steps.prompt: each round's prompt under the round protocol", _V5),
     Migration(6, "trajectories.exact_correct, judge_correct, judge_cost_usd: grades without and with --judge", _V6),
     Migration(7, "token_trajectories.round_idx (in the key) and valid: one token record per round", _V7),
+    Migration(8, "run_shards (a run several writers share) and spool_applied (segments folded in)", _V8),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
@@ -231,6 +248,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "scores": ScoreRecord,
     "token_trajectories": TokenTrajectoryRecord,
     "train_metrics": TrainMetricsRecord,
+    "run_shards": RunShardRecord,
 }
 
 # Key columns per table, the unit that a write replaces.
@@ -243,6 +261,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "scores": ("scoring_id", "run_id", "task_id", "sample_idx", "train_step"),
     "token_trajectories": ("run_id", "task_id", "sample_idx", "train_step", "round_idx"),
     "train_metrics": ("run_id", "step"),
+    "run_shards": ("run_id", "shard"),
 }
 
 

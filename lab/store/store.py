@@ -18,6 +18,11 @@ reads) but cannot fail it; poll at human speed.
     store.write_trajectories([(traj, steps, tokens), ...])   # one transaction; tokens: a record, a list or None
     done = store.completed_keys(run.run_id)        # resume: skip these
 
+Many writers (the ranks of a training, the shards of an evaluation, machines that share a folder) open
+the store with `spool=True`: their writes append Parquet segments beside the file instead of taking its
+lock, and every read sees them at once (`lab.store.spool`, which says why). `orchestra store compact`
+folds them into the file.
+
 Reads go through the named queries in `lab.store.queries`; nothing outside this package writes SQL.
 """
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import time
 import typing
 from collections.abc import Iterator, Sequence
@@ -40,6 +46,7 @@ from pydantic import BaseModel
 from lab.errors import LabInputError
 from lab.records import (
     RunRecord,
+    RunShardRecord,
     RunStatus,
     ScoreRecord,
     ScoringRecord,
@@ -51,6 +58,7 @@ from lab.records import (
     utcnow,
 )
 from lab.store.schema import KEYS, TABLES, check_not_newer, file_version, latest_version, migrate, to_arrow
+from lab.store.spool import SHARD_STATUS, Spool, attach_views, fold, pending
 
 DEFAULT_DB = "orchestra.duckdb"
 DB_ENV_VAR = "ORCHESTRA_DB"
@@ -64,6 +72,7 @@ _BACKOFF_CAP_S = 0.05
 #: protocol), or none (a policy without tokens).
 TokenRecords = TokenTrajectoryRecord | Sequence[TokenTrajectoryRecord] | None
 TrajectoryItem = tuple[TrajectoryRecord, Sequence[StepRecord], TokenRecords]
+_T = typing.TypeVar("_T")
 
 
 class StoreLockedError(LabInputError):
@@ -102,11 +111,19 @@ def _token_list(tokens: TokenRecords) -> list[TokenTrajectoryRecord]:
 class Store:
     """Handle on one store file. Holds only the path: no connection outlives a call."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 30.0, read_only: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = 30.0, read_only: bool = False,
+                 spool: bool = False) -> None:
         """`read_only`: for viewers (the app): never create, migrate or lock the file for writing; a
-        missing file or one from older code is one clear error instead."""
+        missing file or one from older code is one clear error instead. `spool`: for one of many writers:
+        every write appends a segment (`lab.store.spool`) and never locks the file (which is created, or
+        upgraded, here if it must be)."""
         self.path = Path(path)
         self.timeout_s = timeout_s
+        self.segments = Spool(self.path)
+        #: whether writes append segments instead of committing to the file
+        self.spooled = spool
+        #: run rows this handle spooled, so finishing one needs no read
+        self._spooled_runs: dict[str, RunRecord] = {}
         if read_only:
             self._check_readable()
         else:
@@ -145,8 +162,9 @@ class Store:
                                 f"with --db {self.path} upgrades it")
 
     @contextmanager
-    def _connect(self, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection that is closed on exit; opening retries while another process holds the lock."""
+    def _connect(self, read_only: bool, spooled: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection that is closed on exit; opening retries while another process holds the lock.
+        `spooled`: its tables also show the segments not yet folded in (a reader's view of the store)."""
         deadline = time.monotonic() + self.timeout_s
         attempt = 0
         while True:
@@ -167,6 +185,8 @@ class Store:
                 time.sleep(random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** min(attempt, 10))))
                 attempt += 1
         try:
+            if spooled and (segments := pending(con, self.segments)):
+                attach_views(con, segments)
             yield con
         finally:
             con.close()
@@ -188,13 +208,23 @@ class Store:
 
     def _read(self, sql: str, params: Sequence[object] | dict[str, object] | None = None) -> pd.DataFrame:
         """Run one query on a read-only connection; for `lab.store.queries`, not for callers."""
-        with self._connect(read_only=True) as con:
-            return con.execute(sql, params).df()
+        return self._spooled_read(lambda con: con.execute(sql, params).df())
 
     def _read_arrow(self, sql: str, params: Sequence[object] | dict[str, object] | None = None) -> pa.Table:
         """Like `_read`, keeping DuckDB's exact types (lists, integer widths) for Parquet export."""
-        with self._connect(read_only=True) as con:
-            return con.sql(sql, params=params).to_arrow_table()
+        return self._spooled_read(lambda con: con.sql(sql, params=params).to_arrow_table())
+
+    def _spooled_read(self, read: typing.Callable[[duckdb.DuckDBPyConnection], _T]) -> _T:
+        """`read` on a read-only connection that sees the spool; a segment that a compaction folded in and
+        deleted while it was being read is read again from the file (a few tries, then the error)."""
+        for attempt in range(5):
+            try:
+                with self._connect(read_only=True, spooled=True) as con:
+                    return read(con)
+            except duckdb.IOException as error:
+                if attempt == 4 or self.segments.folder.name not in str(error):
+                    raise
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[BaseModel], replace: bool = False) -> None:
@@ -208,16 +238,44 @@ class Store:
 
     # ---- writes ------------------------------------------------------------------------------
 
-    def write_run(self, run: RunRecord) -> None:
-        """Insert or replace a run's row (re-sending it after a config change is fine)."""
+    def _spool(self, rows: dict[str, Sequence[BaseModel]]) -> None:
+        """Append one segment of `rows` (table -> records)."""
+        self.segments.write({table: to_arrow(TABLES[table], records) for table, records in rows.items()})
+
+    def write_run(self, run: RunRecord, shard: tuple[int, int] | None = None) -> None:
+        """Insert or replace a run's row (re-sending it after a config change is fine). `shard` (i, N): this
+        writer runs shard i of N of the run, which is finished once all N are (spooled stores only)."""
+        shards = [RunShardRecord(run_id=run.run_id, shard=shard[0], shards=shard[1],
+                                 started_at=run.started_at)] if shard else []
+        if self.spooled:
+            self._spooled_runs[run.run_id] = run
+            self._spool({"runs": [run], "run_shards": shards})
+            return
         with self._transaction() as con:
             self._insert(con, "runs", [run], replace=True)
+            self._insert(con, "run_shards", shards, replace=True)
+            _settle_shards(con, run.run_id)
 
-    def finish_run(self, run_id: str, status: RunStatus = "finished") -> None:
-        """Mark a run finished (or failed / interrupted) now."""
+    def finish_run(self, run_id: str, status: RunStatus = "finished", shard: tuple[int, int] | None = None) -> None:
+        """Mark a run (or, with `shard`, this writer's shard of it) finished, failed or interrupted now."""
         allowed = typing.get_args(RunStatus)
         if status not in allowed:
             raise LabInputError(f"run status {status!r} is not one of {', '.join(allowed)}")
+        if shard is not None:
+            started = self._spooled_runs[run_id].started_at if run_id in self._spooled_runs else utcnow()
+            part = RunShardRecord(run_id=run_id, shard=shard[0], shards=shard[1], status=status, started_at=started,
+                                  finished_at=utcnow())
+            if self.spooled:
+                self._spool({"run_shards": [part]})
+                return
+            with self._transaction() as con:
+                self._insert(con, "run_shards", [part], replace=True)
+                _settle_shards(con, run_id)
+            return
+        if self.spooled:
+            record = self._spooled_runs.get(run_id) or self._run_record(run_id)
+            self._spool({"runs": [record.model_copy(update={"status": status, "finished_at": utcnow()})]})
+            return
         with self._transaction() as con:
             updated = con.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? RETURNING run_id",
@@ -229,6 +287,9 @@ class Store:
     def write_tasks(self, tasks: Sequence[TaskRecord]) -> None:
         """Insert or replace tasks by (benchmark, task_id); the last duplicate in `tasks` wins."""
         latest = {(t.benchmark, t.task_id): t for t in tasks}
+        if self.spooled:
+            self._spool({"tasks": list(latest.values())})
+            return
         with self._transaction() as con:
             self._insert(con, "tasks", list(latest.values()), replace=True)
 
@@ -257,6 +318,9 @@ class Store:
             strays = [s for s in steps if _key(s) != key] + [k for k in records if _key(k) != key]
             if strays:
                 raise ValueError(f"trajectory {key}: got a step or tokens record keyed {_key(strays[0])}")
+            turns = [(s.turn, s.call_idx) for s in steps]
+            if len(set(turns)) != len(turns):  # the file's key would refuse it; a segment must too, before writing
+                raise duckdb.ConstraintException(f"trajectory {key}: two steps share a (turn, call_idx) key")
             rounds = [k.round_idx for k in records]
             if len(set(rounds)) != len(rounds):
                 raise ValueError(f"trajectory {key}: two token records share a round_idx ({sorted(rounds)})")
@@ -266,6 +330,9 @@ class Store:
         trajectories = [t for t, _, _ in latest.values()]
         all_steps = [s for _, steps, _ in latest.values() for s in steps]
         all_tokens = [k for _, _, records in latest.values() for k in records]
+        if self.spooled:
+            self._spool({"trajectories": trajectories, "steps": all_steps, "token_trajectories": all_tokens})
+            return
         key_cols = KEYS["trajectories"]
         keys = to_arrow(TrajectoryRecord, trajectories).select(list(key_cols))
         match = " AND ".join(f"t.{c} = k.{c}" for c in key_cols)
@@ -291,6 +358,9 @@ class Store:
                 f"scoring {scoring.scoring_id!r} of run {scoring.run_id!r}: got a score for "
                 f"scoring {strays[0].scoring_id!r} of run {strays[0].run_id!r}"
             )
+        if self.spooled:
+            self._spool({"scorings": [scoring], "scores": list({_score_key(s): s for s in scores}.values())})
+            return
         with self._transaction() as con:
             con.execute("DELETE FROM scores WHERE scoring_id = ?", [scoring.scoring_id])
             self._insert(con, "scorings", [scoring], replace=True)
@@ -299,26 +369,63 @@ class Store:
     def write_train_metrics(self, rows: Sequence[TrainMetricsRecord]) -> None:
         """Insert or replace optimizer-step metrics by (run_id, step): a resumed run rewrites its steps."""
         latest = {(r.run_id, r.step): r for r in rows}
+        if self.spooled:
+            self._spool({"train_metrics": list(latest.values())})
+            return
         with self._transaction() as con:
             self._insert(con, "train_metrics", list(latest.values()), replace=True)
+
+    def _run_record(self, run_id: str) -> RunRecord:
+        """A run's row as a reader sees it (spool included)."""
+        rows = self._read("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        if rows.empty:
+            raise LabInputError(f"unknown run id {run_id!r} in {self.path}")
+        row = rows.iloc[0].to_dict()
+        return RunRecord(**{k: (None if pd.isna(v) else v) if k == "finished_at" else v for k, v in row.items()})
+
+    # ---- many writers ------------------------------------------------------------------------
+
+    def compact(self) -> int:
+        """Fold every segment of the spool into the file in one transaction, then delete them; returns how
+        many were folded in (`lab.store.spool`: a compaction cut short never applies one twice)."""
+        if not self.segments.segments():
+            return 0
+        with self._transaction() as con:  # the file's write lock: one compaction at a time
+            todo = pending(con, self.segments)
+            if todo:
+                fold(con, todo)
+                con.executemany("INSERT INTO spool_applied VALUES (?, now())", [[s.name] for s in todo])
+            # names of segments already gone (deleted after an earlier commit) are no longer needed
+            con.execute("CREATE OR REPLACE TEMP TABLE _live (segment VARCHAR)")
+            con.executemany("INSERT INTO _live VALUES (?)", [[s.name] for s in self.segments.segments()])
+            con.execute("DELETE FROM spool_applied WHERE segment NOT IN (SELECT segment FROM _live)")
+            applied = {name for (name,) in con.execute("SELECT segment FROM spool_applied").fetchall()}
+        for segment in self.segments.segments():
+            if segment.name in applied:
+                shutil.rmtree(segment, ignore_errors=True)
+        return len(todo)
 
     # ---- resume ------------------------------------------------------------------------------
 
     def completed_keys(self, run_id: str) -> set[tuple[str, int, int]]:
         """(task_id, sample_idx, train_step) of every finished trajectory of `run_id`: rollouts cut by a
         budget are not finished, so a resume runs them again (and replaces them)."""
-        with self._connect(read_only=True) as con:
-            rows = con.execute(
-                "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'",
-                [run_id]
-            ).fetchall()
+        rows = self._spooled_read(lambda con: con.execute(
+            "SELECT task_id, sample_idx, train_step FROM trajectories WHERE run_id = ? AND status <> 'cut'",
+            [run_id]).fetchall())
         return {(task_id, int(sample_idx), int(train_step)) for task_id, sample_idx, train_step in rows}
+
+
+def _settle_shards(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """A sharded run's status and end from its shards' (`lab.store.spool.SHARD_STATUS`)."""
+    con.execute(f"UPDATE runs SET status = s.status, finished_at = s.finished_at FROM ({SHARD_STATUS}) s "
+                "WHERE runs.run_id = s.run_id AND runs.run_id = ?", [run_id])
 
 
 def _score_key(score: ScoreRecord) -> tuple:
     return tuple(getattr(score, name) for name in KEYS["scores"])
 
 
-def open_store(db: str | os.PathLike[str] | None = None, *, timeout_s: float = 30.0) -> Store:
+def open_store(db: str | os.PathLike[str] | None = None, *, timeout_s: float = 30.0, spool: bool = False) -> Store:
     """The store the CLI means: `--db`, else `$ORCHESTRA_DB`, else `./orchestra.duckdb`."""
-    return Store(resolve_db_path(db), timeout_s=timeout_s)
+    return Store(resolve_db_path(db), timeout_s=timeout_s, spool=spool)

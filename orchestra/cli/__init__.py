@@ -33,10 +33,12 @@ def _register() -> None:
     # Imported for their side effect of adding commands to `app` (orchestra.cli.root); order is the order in --help.
     from orchestra.cli import calibrate, dashboard, demo, describe, evaluate, report, runs, synth, train  # noqa: F401
     from orchestra.cli.index import index_app
+    from orchestra.cli.store import store_app
     from orchestra.cli.world import world_app
 
     app.add_typer(world_app, name="world")
     app.add_typer(index_app, name="index")
+    app.add_typer(store_app, name="store")
 
 
 def main() -> None:

@@ -87,6 +87,9 @@ def eval_command(
     budget_usd: float | None = typer.Option(None, "--budget-usd", help="Stop before total cost passes this."),
     seed: int = typer.Option(0, help="Seed for policies, simulated tools and sampling."),
     run_name: str = typer.Option("", "--run-name", help="Name (part of the run id: a new name starts a new run)."),
+    shard: str | None = typer.Option(
+        None, "--shard", help="i/N: only the i-th of N slices of tasks x samples (1-based), for N machines (a SLURM "
+                              "array) writing one run; appends to the store's spool, no lock (`orchestra store`)."),
     db: str | None = DbOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -100,11 +103,11 @@ def eval_command(
         context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, user=user, judge=judge, tau2_agent=tau2_agent,
         limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
-        budget_usd=budget_usd, seed=seed, run_name=run_name,
+        budget_usd=budget_usd, seed=seed, run_name=run_name, shard=shard,
     )
     console = Console(stderr=True)
     toolkit = checked_toolkit(config, console)  # before the store: a refused command creates nothing
-    store = Store(resolve_db_path(db))
+    store = Store(resolve_db_path(db), spool=shard is not None)  # shards on many machines share no lock
     summaries = run_eval(config, store, console, toolkit=toolkit)
     table = run_summaries(store, [s.run_id for s in summaries])
     if as_json:

@@ -3,6 +3,8 @@
     python store_writer_process.py write DB N [--pin]   # N trajectories of 5 steps, one transaction each;
                                                         # prints "committed I" after each commit returns
     python store_writer_process.py hold DB              # hold DB open read-write until stdin closes
+    python store_writer_process.py spool DB N NAME      # N trajectories into the spool, tasks NAME-00000..,
+                                                        # in batches of 10 (one segment each)
 
 --pin keeps one extra read-write connection open for the whole run, as a notebook holding a
 connection would. The store's own connections then share that database instance, so closing them
@@ -21,8 +23,8 @@ from lab.store import Store
 STEPS = 5
 
 
-def trajectory(i: int) -> tuple[TrajectoryRecord, list[StepRecord]]:
-    task_id = f"task-{i:05d}"
+def trajectory(i: int, prefix: str = "task") -> tuple[TrajectoryRecord, list[StepRecord]]:
+    task_id = f"{prefix}-{i:05d}"
     steps = [
         StepRecord(run_id="proc", task_id=task_id, turn=t, tool_name="search", observation="x" * 300)
         for t in range(STEPS)
@@ -42,6 +44,13 @@ def write(db: str, n: int, pin: bool) -> None:
         pinned.close()
 
 
+def spool(db: str, n: int, name: str) -> None:
+    store = Store(db, spool=True)
+    for start in range(0, n, 10):
+        store.write_trajectories([(*trajectory(i, name), None) for i in range(start, min(n, start + 10))])
+    print("done", flush=True)
+
+
 def hold(db: str) -> None:
     con = duckdb.connect(db)
     print("holding", flush=True)
@@ -53,5 +62,7 @@ if __name__ == "__main__":
     mode, db_path, *rest = sys.argv[1:]
     if mode == "write":
         write(db_path, int(rest[0]), "--pin" in rest)
+    elif mode == "spool":
+        spool(db_path, int(rest[0]), rest[1])
     else:
         hold(db_path)

@@ -34,9 +34,11 @@ from lab.store.queries import runs_df, steps_df, trajectories_df
 from tests.conftest import REPO
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "orchestra.duckdb")
+@pytest.fixture(params=["file", "spool"])
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    """Every behaviour below holds for a store written directly and for one of many writers (`spool=True`),
+    whose writes append segments that reads see at once."""
+    return Store(tmp_path / "orchestra.duckdb", spool=request.param == "spool")
 
 
 def _trajectory(run_id: str, task_id: str, tools: list[str], sample_idx: int = 0, outcome: float = 1.0):
