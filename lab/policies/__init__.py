@@ -1,4 +1,5 @@
-"""Orchestrator policies: `hf:<path>`, `openai:<model>@<base_url>` and `scripted:<name>`."""
+"""Orchestrator policies: `hf:<path>`, `openai:<model>@<base_url>` (several comma-separated base URLs:
+replicas of the model, `lab.tools.replicas`) and `scripted:<name>`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from lab.tools.base import Tool
 def policy_names() -> list[str]:
     from lab.policies.scripted import SCRIPTS
 
-    return ["hf:<path>", "openai:<model>@<base_url>", *(f"scripted:{n}" for n in [*SCRIPTS, "best-route", "oracle"])]
+    return ["hf:<path>", "openai:<model>@<base_url>[,<base_url>...]",
+            *(f"scripted:{n}" for n in [*SCRIPTS, "best-route", "oracle"])]
 
 
 def make_policy(

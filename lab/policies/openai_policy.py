@@ -25,6 +25,13 @@ Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the 
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine
 (see `benchmarks/eval_throughput.py`), a third of the budget at concurrency 64. The wire format is the
 same chat-completions JSON. Tools that are LLMs keep the SDK (`lab.tools.openai_llm`).
+
+Replicas: `openai:<model>@<url>,<url>,...` names several servers of one model (`lab.tools.replicas`).
+Each turn goes to the replica with the fewest turns in flight (ties in turn); a refused, reset or
+unresolvable connection or an HTTP 502/503/504 sends the same turn at once to the next replica, and the
+failed one is skipped for `replica_cooldown_s`. Only when every replica failed does the attempt fail; the
+usual back-off and retries follow, and the last failure is one `PolicyUnavailable` line naming every
+URL and its error: the rollout is counted unavailable and not stored, as with one URL.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import asyncio
 import os
 import random
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
@@ -42,9 +50,13 @@ from lab.errors import EndpointUnavailable, LabInputError
 from lab.pricing import ModelPrice, PriceTable
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
 from lab.task import Task
+from lab.tools.replicas import COOLDOWN_S, FAILOVER_STATUS, AllReplicasFailed, ReplicaDown, Replicas, replica_urls
 from lab.toolspec import ToolSpec
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
+#: Connection failures that mean "this replica is not there" (refused, reset, DNS, connect timeout): the
+#: turn moves to another replica at once. A total timeout is not one of them: the server may be working.
+FAILOVER_ERRORS = (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError, aiohttp.ConnectionTimeoutError)
 
 
 class PolicyUnavailable(EndpointUnavailable):
@@ -57,7 +69,7 @@ class OpenAIPolicy:
     def __init__(
         self,
         model: str,
-        base_url: str,
+        base_url: str | Sequence[str],
         api_key_env: str = "OPENAI_API_KEY",
         temperature: float = 0.0,
         top_p: float = 1.0,
@@ -65,10 +77,12 @@ class OpenAIPolicy:
         timeout_s: float = 120.0,
         max_retries: int = 3,
         price: ModelPrice | None = None,
+        replica_cooldown_s: float = COOLDOWN_S,
     ) -> None:
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.name = f"openai:{model}@{self.base_url}"
+        #: `base_url`: one URL, or several replicas of the model (a list or comma-separated text).
+        self.replicas = Replicas(replica_urls(base_url), cooldown_s=replica_cooldown_s)
+        self.name = f"openai:{model}@{','.join(self.replicas.urls)}"
         self._api_key_env = api_key_env
         self.temperature = temperature
         self.top_p = top_p
@@ -81,14 +95,19 @@ class OpenAIPolicy:
 
     @classmethod
     def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> OpenAIPolicy:
-        """Parse `openai:<model>@<base_url>`; the model is priced when the table knows it. `kwargs` go to
-        the constructor (temperature, top_p, max_tokens...)."""
+        """Parse `openai:<model>@<base_url>[,<base_url>...]` (several: replicas of the model); the model is
+        priced when the table knows it. `kwargs` go to the constructor (temperature, top_p, max_tokens...)."""
         body = spec.removeprefix("openai:")
         model, sep, base_url = body.partition("@")
-        if not model or not sep or not base_url.startswith(("http://", "https://")):
-            raise LabInputError(f"--orchestrator '{spec}': expected openai:<model>@<http(s) base url>")
+        if not model or not sep or not base_url.strip():
+            raise LabInputError(f"--orchestrator '{spec}': expected openai:<model>@<http(s) base url>[,<url>...]")
+        try:
+            urls = replica_urls(base_url)
+        except LabInputError as exc:
+            raise LabInputError(f"--orchestrator '{spec}': {exc} (expected openai:<model>@<http(s) base url>"
+                                "[,<url>...])") from None
         table = PriceTable.load(pricing)
-        return cls(model=model, base_url=base_url, price=table.price(model) if table.has(model) else None, **kwargs)
+        return cls(model=model, base_url=urls, price=table.price(model) if table.has(model) else None, **kwargs)
 
     def session(self, task: Task, specs: list[ToolSpec], seed: int) -> _OpenAISession:
         return _OpenAISession(self, sampling_seed(seed, task.task_id) % 2**31)  # servers take a 32-bit seed
@@ -96,6 +115,11 @@ class OpenAIPolicy:
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self._api_key_env) or "EMPTY"  # local vLLM servers take any key
         return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def _redact(self, text: str) -> str:
+        """Error text without the key, wherever a server echoed it (an error body holding the headers)."""
+        key = os.environ.get(self._api_key_env) or "EMPTY"
+        return text.replace(key, "***") if key != "EMPTY" else text
 
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
@@ -107,39 +131,82 @@ class OpenAIPolicy:
         return self._http
 
     async def is_vllm(self) -> bool:
-        """Whether the endpoint is a vLLM server (asked once: `GET /models`, `owned_by: vllm`). An endpoint
-        without `/models`, or one that fails it, is taken as not vLLM: the chat call reports real failures."""
+        """Whether the endpoint is a vLLM server (asked once: `GET /models`, `owned_by: vllm`, of the first
+        replica that answers). An endpoint without `/models`, or one that fails it, is taken as not vLLM: the
+        chat call reports real failures. When no replica could be reached the answer is not kept, so an outage
+        at the start of a run does not cost the rest of it its token records."""
         if self._is_vllm is None:
             try:
-                async with self._client().get(f"{self.base_url}/models", headers=self._headers()) as response:
-                    body = orjson.loads(await response.read()) if response.status == 200 else {}
-            except (TimeoutError, aiohttp.ClientError, orjson.JSONDecodeError):
-                body = {}
+                body = await self.replicas.send(self._models)
+            except AllReplicasFailed:
+                return False
             models = body.get("data") if isinstance(body, dict) else None
             self._is_vllm = any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models or [])
         return self._is_vllm
 
+    async def _models(self, url: str) -> Any:
+        """`GET <url>/models` of one replica; {} when it answers without a model list."""
+        try:
+            async with self._client().get(f"{url}/models", headers=self._headers()) as response:
+                status = response.status
+                body = orjson.loads(await response.read()) if status == 200 else {}
+        except FAILOVER_ERRORS as exc:
+            raise ReplicaDown(self._redact(_describe(exc))) from None
+        except (TimeoutError, aiohttp.ClientError, orjson.JSONDecodeError):
+            return {}
+        if status in FAILOVER_STATUS:
+            raise ReplicaDown(f"HTTP {status}")
+        return body
+
     async def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST one chat completion with retries on 429/5xx/timeouts; raises PolicyUnavailable at the end."""
-        url = f"{self.base_url}/chat/completions"
+        """POST one chat completion with retries on 429/5xx/timeouts; a replica that cannot be reached hands
+        the request to the next one at once (`Replicas.send`). Raises PolicyUnavailable at the end."""
         problem = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
                 await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * (0.5 + random.random()))
             try:
-                async with self._client().post(url, json=payload, headers=self._headers()) as response:
-                    if response.status == 200:
-                        return orjson.loads(await response.read())
-                    problem = f"HTTP {response.status}: {(await response.text())[:200]}"
-                    if response.status not in RETRYABLE:
-                        break
-            except (TimeoutError, aiohttp.ClientError) as exc:
-                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise PolicyUnavailable(f"{self.name}: {problem}")
+                return await self.replicas.send(lambda url: self._post(url, payload))
+            except AllReplicasFailed as exc:
+                problem = str(exc)
+            except _AttemptFailed as exc:
+                problem = str(exc)
+                if not exc.retry:
+                    break
+        raise PolicyUnavailable(self._redact(f"{self.name}: {problem}"))
+
+    async def _post(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """One POST to one replica: the body, or `ReplicaDown` (try another) or `_AttemptFailed`."""
+        try:
+            async with self._client().post(f"{url}/chat/completions", json=payload,
+                                           headers=self._headers()) as response:
+                if response.status == 200:
+                    return orjson.loads(await response.read())
+                status, text = response.status, (await response.text())[:200]
+        except FAILOVER_ERRORS as exc:
+            raise ReplicaDown(self._redact(_describe(exc))) from None
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise _AttemptFailed(self._redact(_describe(exc)), retry=True) from None
+        problem = self._redact(f"HTTP {status}: {text}")
+        if status in FAILOVER_STATUS:
+            raise ReplicaDown(problem)
+        raise _AttemptFailed(problem, retry=status in RETRYABLE)
 
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.close()
+
+
+class _AttemptFailed(Exception):
+    """One attempt failed at a replica that answered (a status, a timeout); `retry`: worth another try."""
+
+    def __init__(self, problem: str, retry: bool) -> None:
+        super().__init__(problem)
+        self.retry = retry
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class _OpenAISession:

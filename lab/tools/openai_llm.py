@@ -16,6 +16,11 @@ Toolkit entry:
         api_key_env: VLLM_API_KEY       # unset -> "EMPTY" (what vLLM accepts)
         timeout_s: 60                   # hard limit for the whole call, retries included
 
+Several servers of one model (replicas, `lab.tools.replicas`) are a list, `base_url: [http://h1:8000/v1,
+http://h2:8000/v1]` (or one comma-separated string): calls are spread over them, and a call whose replica
+refuses, resets or answers 502/503/504 goes at once to the next; the call fails (an error observation
+naming every URL and its error) only when every replica failed, after the usual retries.
+
 The API key is read from the environment at construction and never leaves the client: every error
 text and log line is redacted before it is stored or shown.
 """
@@ -30,11 +35,12 @@ import time
 from typing import Any
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
 from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.tools.replicas import COOLDOWN_S, FAILOVER_STATUS, AllReplicasFailed, ReplicaDown, Replicas, replica_urls
 from lab.toolspec import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -53,7 +59,10 @@ class OpenAIBackend(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str = Field("openai", description="Backend kind; the registry dispatches on it.")
-    base_url: str = Field(description="Endpoint root, e.g. `https://api.openai.com/v1` or a vLLM `/v1`.")
+    base_url: str | list[str] = Field(
+        description="Endpoint root, e.g. `https://api.openai.com/v1` or a vLLM `/v1`; several replicas of the model: "
+                    "a list (or comma-separated). Read as the list of URLs."
+    )
     model: str = Field(description="Model name the server serves (sent as `model`).")
     api_key_env: str | None = Field(None, description="Environment variable holding the key; unset -> 'EMPTY'.")
     timeout_s: float = Field(60.0, gt=0, description="Hard limit for one tool call, retries included.")
@@ -66,6 +75,12 @@ class OpenAIBackend(BaseModel):
     max_tokens: int | None = Field(None, gt=0, description="Completion token limit sent to the server.")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature; None -> server default.")
     system_prompt: str | None = Field(None, description="System message put before the delegated prompt.")
+    cooldown_s: float = Field(COOLDOWN_S, gt=0, description="With replicas: how long one that failed is skipped.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _replicas(cls, value: str | list[str]) -> list[str]:
+        return replica_urls(value)  # a LabInputError is a ValueError: pydantic reports it on this field
 
 
 class _Retryable(Exception):
@@ -85,13 +100,19 @@ class OpenAIChatTool:
         if self.backend.api_key_env and not key:
             logger.info("tool '%s': $%s is not set; using '%s'", spec.name, self.backend.api_key_env, NO_KEY)
         self._api_key = key or NO_KEY
+        self.replicas = Replicas(self.urls, cooldown_s=self.backend.cooldown_s)
         #: Canonical id recorded on observations, so logged runs can be repriced.
         self.model_id = canonical_model(spec.model or self.backend.model)
-        self._client: openai.AsyncOpenAI | None = None
+        self._clients: dict[str, openai.AsyncOpenAI] = {}  # one pooled client per replica URL
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def urls(self) -> list[str]:
+        """The endpoint's URLs: one, or the replicas of the model."""
+        return list(self.backend.base_url)
+
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIChatTool(name={self.spec.name!r}, base_url={self.backend.base_url!r})"
+        return f"OpenAIChatTool(name={self.spec.name!r}, base_url={','.join(self.urls)!r})"
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
         start = time.monotonic()
@@ -106,9 +127,9 @@ class OpenAIChatTool:
         while True:
             attempts += 1
             try:
-                response = await self._attempt(arguments["prompt"], deadline)
+                response = await self.replicas.send(lambda url: self._attempt(url, arguments["prompt"], deadline))
                 return self._observation(response, start, attempts)
-            except _Retryable as exc:
+            except (_Retryable, AllReplicasFailed) as exc:
                 last_error = str(exc)
             except Exception as exc:  # non-retryable: bad request, auth, malformed reply...
                 return self._failure(_describe(exc), start, attempts)
@@ -123,15 +144,16 @@ class OpenAIChatTool:
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the HTTP connection pools."""
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            await client.close()
 
     # -- stages ----------------------------------------------------------------------------------
 
-    async def _attempt(self, prompt: str, deadline: float) -> Any:
-        """One HTTP request, bounded by the call's deadline whatever the server does."""
+    async def _attempt(self, url: str, prompt: str, deadline: float) -> Any:
+        """One HTTP request to one replica, bounded by the call's deadline whatever the server does.
+        `ReplicaDown` (connection failed, 502/503/504) sends it on to the next replica at once."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Retryable(f"timed out after {self.backend.timeout_s:g}s")
@@ -147,29 +169,32 @@ class OpenAIChatTool:
         try:
             # The SDK timeout bounds the socket; wait_for bounds everything else (DNS, slow bodies).
             return await asyncio.wait_for(
-                self._client_for_loop().chat.completions.create(
+                self._client_for_loop(url).chat.completions.create(
                     model=self.backend.model, messages=messages, timeout=limit, **options
                 ),
                 timeout=limit,
             )
         except (TimeoutError, openai.APITimeoutError):
             raise _Retryable(f"timed out after {limit:.3g}s") from None
-        except openai.APIConnectionError as exc:
-            raise _Retryable(f"connection failed: {_describe(exc)}") from None
+        except openai.APIConnectionError as exc:  # refused, reset, DNS (timeouts were caught above)
+            raise ReplicaDown(self._redact(f"connection failed: {_describe(exc)}")) from None
         except openai.APIStatusError as exc:
+            if exc.status_code in FAILOVER_STATUS:
+                raise ReplicaDown(self._redact(_describe(exc))) from None
             if exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500:
                 raise _Retryable(_describe(exc)) from None
             raise
 
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        """One pooled client per tool, recreated only if the event loop changed (pools are loop-bound)."""
+    def _client_for_loop(self, url: str) -> openai.AsyncOpenAI:
+        """One pooled client per replica, recreated only if the event loop changed (pools are loop-bound)."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                base_url=self.backend.base_url, api_key=self._api_key, max_retries=0, timeout=self.backend.timeout_s
+        if self._client_loop is not loop:
+            self._clients, self._client_loop = {}, loop
+        if url not in self._clients:
+            self._clients[url] = openai.AsyncOpenAI(
+                base_url=url, api_key=self._api_key, max_retries=0, timeout=self.backend.timeout_s
             )
-            self._client_loop = loop
-        return self._client
+        return self._clients[url]
 
     def _observation(self, response: Any, start: float, attempts: int) -> Observation:
         choice = response.choices[0] if response.choices else None
@@ -194,8 +219,8 @@ class OpenAIChatTool:
         )
 
     def _failure(self, message: str, start: float, attempts: int) -> Observation:
-        # Redact before shortening, so a cut can never leave part of a key behind.
-        message = _shorten(self._redact(f"tool '{self.spec.name}': {message}"))
+        # Redact before shortening, so a cut can never leave part of a key behind; each replica gets room.
+        message = _shorten(self._redact(f"tool '{self.spec.name}': {message}"), MAX_ERROR_CHARS * len(self.urls))
         return Observation.failure(
             message, latency_s=time.monotonic() - start, model=self.model_id, meta={"attempts": attempts}
         )
@@ -224,5 +249,5 @@ def _describe(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _shorten(text: str) -> str:
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+def _shorten(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
