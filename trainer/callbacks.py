@@ -64,20 +64,19 @@ class MetricsCallback(TrainerCallback):
 
 class EvalCallback(TrainerCallback):
     """Evaluates the live model (`evaluate(model, step)`, a `trainer.curve.CurveEvaluator`) at step 0 before
-    the first update, every `lab_eval_steps` steps and after the last, on the main process only: one set of
-    eval runs per step, not one per rank. A run resumed from a checkpoint starts past step 0, so its step-0
-    point (already stored) is not repeated. (Under DeepSpeed ZeRO-3 the other ranks hold weight shards the
-    main process would need: set `lab_eval_limit: 0` there and evaluate the saved checkpoints with
-    `orchestra eval --orchestrator hf:<checkpoint>`.)"""
+    the first update, every `lab_eval_steps` steps and after the last, on every rank: each rank evaluates its
+    shard of the point's tasks into the same eval runs, so one set of runs per step and no task twice. A run
+    resumed from a checkpoint starts past step 0, so its step-0 point (already stored) is not repeated.
+    (Under DeepSpeed ZeRO-3 each rank holds only a shard of the weights, so sampling outside the rollout's
+    gathered context would be a collective per forward pass: set `lab_eval_limit: 0` there and evaluate the
+    saved checkpoints with `orchestra eval --orchestrator hf:<checkpoint>`.)"""
 
     def __init__(self, evaluate: Any, every: int) -> None:
         self.evaluate = evaluate
         self.every = every
         self.done: set[int] = set()
-        self.is_main = True  # set from the trainer's state in `on_train_begin`
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        self.is_main = state.is_world_process_zero
         if state.global_step == 0:  # the curve's first point: the policy before any update
             self._run(model, 0)
 
@@ -89,7 +88,7 @@ class EvalCallback(TrainerCallback):
         self._run(model, state.global_step)
 
     def _run(self, model: Any, step: int) -> None:
-        if step in self.done or not self.is_main:
+        if step in self.done:
             return
         self.done.add(step)
         self.evaluate(model, step)

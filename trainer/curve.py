@@ -125,9 +125,12 @@ class CurveEvaluator:
     returning the run ids; after the step-0 point it stores the run's scale."""
 
     def __init__(self, config: OrchestraGRPOConfig, store: Store, console: Console, tokenizer: Any, run_id: str,
-                 evals: EvalSet, stamp: str = "") -> None:
+                 evals: EvalSet, stamp: str = "", ranks: Any = None) -> None:
         self.config, self.store, self.console, self.tokenizer = config, store, console, tokenizer
         self.run_id, self.evals = run_id, evals
+        #: accelerate's state of a multi-rank launch: each rank evaluates its shard (`--shard i/N`) of every
+        #: point into the same runs, so no task is done twice; None or one process: all of it here
+        self.ranks = ranks if ranks is not None and ranks.num_processes > 1 else None
         #: the training's fingerprint, in every point's orchestrator name (and so its run id)
         self.stamp = stamp
         self.run_ids: list[str] = []
@@ -146,17 +149,24 @@ class CurveEvaluator:
             policy = HFPolicy.live(model, self.tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens,
                                    latency_per_token_s=config.orchestrator_latency_per_token_s,
                                    temperature=config.temperature, top_p=config.top_p)
+            labels = {}
             for instruction in self.evals.instructions:
                 summaries = run_eval(self.eval_config(step, instruction), self.store, self.console, policy=policy)
-                for summary in summaries:
-                    cost = summary.cost_usd / max(summary.trajectories, 1)
-                    self.console.print(f"eval at step {step}, {instruction.label!r}: accuracy "
-                                       f"{summary.accuracy or 0:.3f}, ${cost:.4f} per rollout ({summary.run_id})",
-                                       highlight=False)
-                ids.extend(s.run_id for s in summaries)
+                labels.update({s.run_id: instruction.label for s in summaries})
         finally:
             model.train(was_training)
+        ids = list(labels)
         self.run_ids.extend(ids)
+        if self.ranks is not None:
+            self.ranks.wait_for_everyone()  # every shard of the point is written
+            if not self.ranks.is_main_process:
+                return ids
+        rows = queries.trajectories_df(self.store, ids)
+        for run_id, label in labels.items():  # what every shard wrote, read back
+            mine = rows[rows.run_id == run_id]
+            self.console.print(f"eval at step {step}, {label!r}: accuracy {mine.outcome.mean() if len(mine) else 0:.3f}"
+                               f", ${mine.cost_usd.mean() if len(mine) else 0:.4f} per rollout ({run_id})",
+                               highlight=False)
         store_scale(self.store, self.run_id)
         return ids
 
@@ -175,6 +185,7 @@ class CurveEvaluator:
             temperature=config.temperature, top_p=config.top_p, **config.eval_settings(), seed=config.seed,
             run_name=f"{self.run_id}-eval", train_run_id=self.run_id, train_step=step,
             concurrency=len(tasks) * config.lab_eval_samples,  # one batch: every rollout's turn decoded together
+            shard=f"{self.ranks.process_index + 1}/{self.ranks.num_processes}" if self.ranks is not None else None,
         )
 
 

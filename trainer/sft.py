@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -324,10 +323,6 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         console.print(f"warm start: reusing {target} ({reason})")
         return target
     if target.exists():
-        if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # as `run_training` refuses a missing one: see there
-            raise LabInputError(f"warm start: {target} {reason}; run `orchestra train sft --config ...` in one "
-                                "process first, since an SFT inside a multi-process launch would wait on ranks "
-                                "that are not training it")
         console.print(f"warm start: {target} {reason}; rebuilding")
     run_ids = collect_runs(config, store, list(environment.tasks), console)
     rows = sft_rows(store, run_ids, environment, options["examples_per_task"], options["select"])

@@ -57,7 +57,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from trainer.fingerprint import record_trained_model, training_fingerprint
     from trainer.grpo import OrchestraGRPOTrainer
     from trainer.models import resolve_model
-    from trainer.sft import train_sft, warm_start_dir
+    from trainer.ranks import fold_spool, rank_store, stopped_by_launcher, warm_start_once
 
     run_id = train_run_id(config)
     if not resume and queries.run_status(store, run_id) == "finished":
@@ -72,31 +72,31 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from accelerate import PartialState
 
     state = PartialState()
-    warm = warm_start_dir(config)
-    if config.warm_start and state.num_processes > 1 and not (warm / "config.json").is_file():
-        raise LabInputError(f"warm start: run `orchestra train sft --config ...` in one process first ({warm} is "
-                            "missing); an SFT inside a multi-process launch would wait on "
-                            "ranks that are not training it")
-    with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
-        source = train_sft(config, store, environment, console) if config.warm_start else \
-            resolve_model(config.model, config.tiny_model, config.seed)
+    store = rank_store(store, state)  # on several ranks: spooled, no rank waits on another's lock
+    if config.warm_start:
+        source = warm_start_once(config, store, environment, console, state)
+    else:
+        with state.main_process_first():  # one rank builds the tiny model, the others then reuse it
+            source = resolve_model(config.model, config.tiny_model, config.seed)
     checkpoint = _last_checkpoint(Path(config.output_dir)) if resume else None
     if resume and checkpoint is None:
         raise LabInputError(f"--resume: no checkpoint in {config.output_dir}; run without --resume first")
-    store.write_run(RunRecord(
+    record = RunRecord(
         run_id=run_id, kind="train", name=config.run_name or "", benchmark=environment.source.benchmark,
         orchestrator=f"hf:{config.output_dir}",
         config_json=json.dumps({**config.to_dict(), "start_model": str(source)}, default=str),
         toolkit_json=environment.toolkit.model_dump_json(), pricing="randomised", git_sha=git_sha(),
         started_at=utcnow(),
-    ))
+    )
+    if state.is_main_process:  # one row per run, whatever the number of ranks
+        store.write_run(record)
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForCausalLM.from_pretrained(source)
     metrics = MetricsCallback(store, run_id, console, config.max_steps if config.max_steps > 0 else 0)
     # the curve's runs carry what made this training (code, data, warm start): a run retrained under the same id
     # after a change gets fresh points instead of the stale ones the harness would resume
     stamp = training_fingerprint(config, run_id, source).digest[:8]
-    evaluator = CurveEvaluator(config, store, console, tokenizer, run_id, evals, stamp)
+    evaluator = CurveEvaluator(config, store, console, tokenizer, run_id, evals, stamp, ranks=state)
     evaluate = EvalCallback(evaluator, config.lab_eval_steps)
     callbacks: list[Any] = [metrics, evaluate]
     reader = None
@@ -116,22 +116,29 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     quiet_trainer(trainer)
     status: RunStatus = "failed"
     try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        trainer.save_model(config.output_dir)
-        record_trained_model(config, run_id, source)  # what made it, so a reuse (the demo's) can check
-        tokenizer.save_pretrained(config.output_dir)
+        with stopped_by_launcher(state):
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+            trainer.save_model(config.output_dir)
+            if state.is_main_process:
+                record_trained_model(config, run_id, source)  # what made it, so a reuse (the demo's) can check
+                tokenizer.save_pretrained(config.output_dir)
+            state.wait_for_everyone()  # every rank's rollouts are written
         status = "finished"
     except KeyboardInterrupt:
         status = "interrupted"
         raise
     finally:
-        store.finish_run(run_id, status)
+        if state.is_main_process:
+            store.finish_run(run_id, status)
+            if status == "finished":
+                fold_spool(store)
     return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source),
                         steps=trainer.state.global_step, eval_run_ids=evaluator.run_ids, trainer=trainer)
 
 
 def _last_checkpoint(folder: Path) -> Path | None:
-    checkpoints = sorted(folder.glob("checkpoint-*"),
+    """The newest complete checkpoint: the Trainer writes `trainer_state.json` last, so a checkpoint a killed
+    run left half-written is passed over for the one before it."""
+    checkpoints = sorted((p for p in folder.glob("checkpoint-*") if (p / "trainer_state.json").is_file()),
                          key=lambda p: int(p.name.split("-")[-1]) if p.name.split("-")[-1].isdigit() else -1)
     return checkpoints[-1] if checkpoints else None
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -54,16 +55,28 @@ def train(
     resume: bool = typer.Option(False, "--resume",
                                 help="Continue from the last checkpoint in the config's output_dir."),
     output_dir: str | None = OutputDirOption,
+    nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks to start on this machine (torchrun's launcher; one "
+                                                        "line names a rank that fails). Across machines: torchrun "
+                                                        "--nnodes ... -m orchestra train ..."),
 ) -> None:
     ("GRPO: `orchestra train --config configs/train/cpu-tiny.yaml [--max-steps N] [--db PATH] "
-     "[--output-dir DIR] [--resume]`.")
+     "[--output-dir DIR] [--resume] [--nproc N]`.")
     if ctx.invoked_subcommand is not None:
         return
     if config is None:
         raise typer.BadParameter("--config FILE is required", param_hint="--config")
     from trainer.train import run_training
 
-    loaded, store = _load(config, max_steps, db, output_dir, curve=True)
+    loaded, store = _load(config, max_steps, db, output_dir, curve=True)  # refused here, before any rank starts
+    if nproc > 1:
+        from trainer.launch import launch
+
+        options = {"--config": config, "--max-steps": max_steps, "--db": store.path, "--output-dir": output_dir}
+        launch(nproc, [*(str(x) for flag, value in options.items() if value is not None for x in (flag, value)),
+                       *(["--resume"] if resume else [])])
+        return
+    if int(os.environ.get("RANK", "0")) > 0:  # one rank speaks for a launch; errors still reach stderr
+        console.quiet = True
     summary = run_training(loaded, store, console, resume=resume)
     console.print(f"trained {summary.steps} steps: run {summary.run_id}, model in {summary.model_dir}")
     console.print(f"next: orchestra runs --db {store.path}")
