@@ -26,6 +26,8 @@ WORDY_ENDPOINT = ("name: bad\ntools:\n  - {name: g, model: gpt-5, category: gene
     (["eval", "--toolkit", "{toolkit}"], WORDY_ENDPOINT, "backend.timeout_s: Input should be a valid number"),
     (["eval", "--toolkit", "paper", "--protocol", "rounds", "--retrieval-top-k", "0"], "", "retrieval"),
     (["eval", "--judge", "no-such-tool"], "", "no-such-tool"),
+    (["eval", "--shard", "0/2"], "", "--shard 0/2: i must be 1..2"),
+    (["eval", "--shard", "half"], "", "--shard 'half': expected i/N"),
 ])
 def test_a_refused_eval_says_one_line_and_creates_nothing(tmp_path, args, toolkit_text, problem):
     toolkit = tmp_path / "bad.yaml"
@@ -44,3 +46,52 @@ def test_the_tavily_note_comes_once_with_a_run_that_starts(tmp_path, monkeypatch
     result = orchestra("eval", "--toolkit", "default", "--limit", "1", db=tmp_path / "runs.duckdb")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.count("TAVILY_API_KEY") == 1
+
+
+def _trajectories(db):
+    from lab.store import Store
+
+    return Store(db)._read("SELECT run_id, task_id, sample_idx, outcome, cost_usd FROM trajectories "
+                           "ORDER BY task_id, sample_idx")
+
+
+def test_two_shards_on_two_machines_merge_into_the_one_run_a_single_machine_makes(tmp_path):
+    """Each shard writes its own store (two machines); `orchestra store merge` gives the run a single
+    `orchestra eval` gives: the same id, every (task, sample) once, finished once both shards are."""
+    args = ("eval", "--limit", "5", "--samples", "2", "--run-name", "sharded")
+    whole = orchestra(*args, db=tmp_path / "whole.duckdb")
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    for i in (1, 2):
+        shard = orchestra(*args, "--shard", f"{i}/2", db=tmp_path / f"shard{i}.duckdb")
+        assert shard.returncode == 0, shard.stderr[-2000:]
+    halves = [_trajectories(tmp_path / f"shard{i}.duckdb") for i in (1, 2)]
+    assert sorted(len(h) for h in halves) == [5, 5]  # tasks x samples dealt evenly, none twice
+    merged = orchestra("store", "merge", str(tmp_path / "shard1.duckdb"), str(tmp_path / "shard2.duckdb"),
+                       db=tmp_path / "all.duckdb")
+    assert merged.returncode == 0, merged.stderr[-2000:]
+    assert "every shard finished" in merged.stdout
+    assert _trajectories(tmp_path / "all.duckdb").equals(_trajectories(tmp_path / "whole.duckdb"))
+    from lab.store import Store, queries
+
+    runs = queries.runs_df(Store(tmp_path / "all.duckdb"))
+    assert runs.status.tolist() == ["finished"]
+
+
+def test_shards_into_one_shared_store_are_read_as_one_run_before_and_after_compaction(tmp_path):
+    db = tmp_path / "shared.duckdb"
+    args = ("eval", "--limit", "4", "--run-name", "shared")
+    first = orchestra(*args, "--shard", "1/2", db=db)
+    assert first.returncode == 0, first.stderr[-2000:]
+    from lab.store import Store, queries
+
+    store = Store(db)
+    assert queries.runs_df(store).status.tolist() == ["running"]  # shard 2 has not run
+    second = orchestra(*args, "--shard", "2/2", db=db)
+    again = orchestra(*args, "--shard", "2/2", db=db)  # re-run: resumes, nothing twice
+    assert second.returncode == again.returncode == 0
+    before = _trajectories(db)
+    assert len(before) == 4 and before.task_id.is_unique
+    assert queries.runs_df(store).status.tolist() == ["finished"]
+    compacted = orchestra("store", "compact", db=db)
+    assert compacted.returncode == 0 and "folded" in compacted.stdout
+    assert _trajectories(db).equals(before) and not list((tmp_path / "shared.duckdb.spool").iterdir())
