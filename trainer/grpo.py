@@ -304,7 +304,9 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                      batch_size: int | None, compute_entropy: bool, compute_aux_loss: bool,
                      **inputs: Any) -> tuple[Any, Any, Any]:
         whole = batch_size is None or batch_size >= input_ids.size(0)
-        plain = self.accelerator.num_processes == 1 and not self.is_deepspeed_enabled and not self.is_fsdp_enabled
+        if self.averages_gradients:  # DDP's hooks allow one forward per backward: its module, synced in training_step
+            model = model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
+        plain = self.accelerator.num_processes == 1 or self.averages_gradients
         if (self.args.shared_prompt_forward and whole and plain and not compute_aux_loss
                 and all(v is None for v in inputs.values())):
             with self.accelerator.autocast():  # as TRL's pass: bf16 / fp16 mixed precision applies here too
@@ -315,6 +317,22 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
                                                           batch_size=batch_size, compute_entropy=compute_entropy,
                                                           compute_aux_loss=compute_aux_loss, **inputs)
+
+    @property
+    def averages_gradients(self) -> bool:
+        """Whether this trainer averages the ranks' gradients itself: several DDP ranks (no DeepSpeed, no FSDP)
+        with the shared-prompt forward on. The forward calls the model twice (prompts, then completions on
+        their cache), which DDP's hooks do not allow, so every loss pass runs DDP's module (whose hooks then
+        stay idle) and `training_step` all-reduces the gradients once per optimizer step, before clipping,
+        as DDP would: the same update as one rank's (tests/trainer/test_ranks.py)."""
+        return (self.args.shared_prompt_forward and self.accelerator.num_processes > 1
+                and not self.is_deepspeed_enabled and not self.is_fsdp_enabled)
+
+    def training_step(self, model: Any, inputs: dict[str, Any], num_items_in_batch: Any = None) -> Any:
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if self.averages_gradients and self.accelerator.sync_gradients:
+            average_gradients(self.model, self.accelerator.num_processes)
+        return loss
 
     def create_optimizer(self, model: Any = None) -> torch.optim.Optimizer:
         optimizer = super().create_optimizer(model) if model is not None else super().create_optimizer()
@@ -368,6 +386,28 @@ class OrchestraGRPOTrainer(GRPOTrainer):
 _PER_ROW = ("advantages", "prompt_ids", "prompt_mask")
 _COMPLETION_COLUMNS = ("completion_ids", "completion_mask", "tool_mask", "old_per_token_logps",
                        "sampling_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio")
+
+
+def average_gradients(model: torch.nn.Module, ranks: int) -> None:
+    """Every trainable parameter's gradient averaged over the ranks, in one all-reduce (one flat buffer per
+    dtype), as DDP leaves them. A parameter without a gradient counts as zeros, so every rank sends the same
+    shapes."""
+    import torch.distributed as dist
+    from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    for param in params:
+        if param.grad is None:
+            param.grad = torch.zeros_like(param)
+    by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
+    for param in params:
+        by_dtype.setdefault(param.grad.dtype, []).append(param.grad)
+    for grads in by_dtype.values():
+        flat = _flatten_dense_tensors(grads)
+        dist.all_reduce(flat)
+        flat /= ranks
+        for grad, synced in zip(grads, _unflatten_dense_tensors(flat, grads)):
+            grad.copy_(synced)
 
 
 def sampler_gap_metrics(differences: list[torch.Tensor]) -> dict[str, float]:

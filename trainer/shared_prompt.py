@@ -8,9 +8,10 @@ its prompt's cache; the gradient of each shared prompt sums over its rows, as it
 forwarded apart. The numbers are TRL's (same positions, same masks, same fused head for the completion
 tokens); only the prompt's share of the work shrinks, by a factor near G.
 
-It applies to a plain single-process model only: no DDP, FSDP or DeepSpeed wrapper (their gradient hooks
-expect one forward per backward), no gradient checkpointing (which turns the cache off) and no image
-inputs; sliding-window layers are fine, as the prompt's cache keeps all their keys (`full_cache`).
+It applies to a plain model: one process, or DDP ranks whose gradients the trainer averages itself
+(`OrchestraGRPOTrainer.averages_gradients`: DDP's hooks expect one forward per backward); not under FSDP or
+DeepSpeed, not with gradient checkpointing (which turns the cache off), not with image inputs.
+Sliding-window layers are fine, as the prompt's cache keeps all their keys (`full_cache`).
 `shared_prompt_logps` returns None elsewhere, and the caller runs TRL's own forward.
 """
 

@@ -348,5 +348,10 @@ def arrow_schema(record: type[BaseModel]) -> pa.Schema:
 
 
 def to_arrow(record: type[BaseModel], rows: typing.Sequence[BaseModel]) -> pa.Table:
-    """Rows of one record type as an Arrow table (one bulk insert instead of one per row)."""
-    return pa.Table.from_pylist([r.model_dump() for r in rows], schema=arrow_schema(record))
+    """Rows of one record type as an Arrow table (one bulk insert instead of one per row).
+
+    Read column by column from the records' attributes: the records are flat (strings, numbers, times,
+    lists of numbers), so `model_dump` would copy each row into a dict only for Arrow to take it apart
+    again, about half of a spooled write's time (`benchmarks/many_writers.py`)."""
+    schema = arrow_schema(record)
+    return pa.Table.from_pydict({name: [getattr(r, name) for r in rows] for name in schema.names}, schema=schema)

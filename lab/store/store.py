@@ -315,7 +315,9 @@ class Store:
         for trajectory, steps, tokens in items:
             key = _key(trajectory)
             records = _token_list(tokens)
-            strays = [s for s in steps if _key(s) != key] + [k for k in records if _key(k) != key]
+            run_id, task_id, sample_idx, train_step = key  # KEYS["trajectories"], spelt out: a check per step
+            strays = [s for s in [*steps, *records] if s.train_step != train_step or s.sample_idx != sample_idx
+                      or s.task_id != task_id or s.run_id != run_id]
             if strays:
                 raise ValueError(f"trajectory {key}: got a step or tokens record keyed {_key(strays[0])}")
             turns = [(s.turn, s.call_idx) for s in steps]
