@@ -154,8 +154,8 @@ def main() -> None:
     console = Console()
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        table = Table(title=f"Store ingest: {args.trajectories} trajectories x {STEPS_PER_TRAJECTORY} steps per writer, "
-                            f"batches of {BATCH} ({os.cpu_count()} cores)")
+        table = Table(title=f"Store ingest: {args.trajectories} trajectories x {STEPS_PER_TRAJECTORY} steps per "
+                            f"writer, batches of {BATCH} ({os.cpu_count()} cores)")
         for column in ("writers", "steps/s", "note"):
             table.add_column(column, justify="right" if column == "steps/s" else "left")
         for what, rate, note in store_rows(tmp, args.writers, args.trajectories):
