@@ -28,6 +28,7 @@ from lab.report.figures import run_colors, tool_colors
 from lab.report.metrics.tools import PRIVILEGED
 from lab.scoring import FeatureFrame
 from lab.store import Store, queries
+from lab.store.spool import spool_dir
 from lab.store.store import resolve_db_path
 from lab.toolspec import logged_features
 
@@ -42,8 +43,12 @@ def store_path() -> Path:
 
 
 def stamp(path: Path) -> int:
-    """The file's modification time in ns (0 when it does not exist): the cache key of every read."""
-    return path.stat().st_mtime_ns if path.exists() else 0
+    """The store's modification time in ns (0 when it does not exist): the cache key of every read. The
+    store is its file and its spool folder, whose time moves when a rank or shard adds a segment
+    (`lab.store.spool`) or a compaction removes them."""
+    spool = spool_dir(path)
+    times = [p.stat().st_mtime_ns for p in (path, spool) if p.exists()]
+    return max(times, default=0)
 
 
 def _store(path: Path) -> Store:
