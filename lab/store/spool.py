@@ -84,6 +84,17 @@ class Spool:
             return []
         return sorted(Path(e.path) for e in entries if e.is_dir() and not e.name.startswith("."))
 
+    def abandoned(self, older_than_s: float = 3600.0) -> list[Path]:
+        """Staging folders of writers killed mid-segment (never renamed, so never read): those untouched
+        for `older_than_s`, which no live writer is still filling."""
+        try:
+            entries = list(os.scandir(self.folder))
+        except FileNotFoundError:
+            return []
+        cutoff = time.time() - older_than_s
+        return [Path(e.path) for e in entries
+                if e.is_dir() and e.name.startswith(_TMP_PREFIX) and e.stat().st_mtime < cutoff]
+
     def write(self, tables: dict[str, pa.Table]) -> Path | None:
         """Append one segment holding `tables` (empty ones left out); None when every table is empty."""
         tables = {name: rows for name, rows in tables.items() if rows.num_rows}

@@ -388,8 +388,11 @@ class Store:
     # ---- many writers ------------------------------------------------------------------------
 
     def compact(self) -> int:
-        """Fold every segment of the spool into the file in one transaction, then delete them; returns how
-        many were folded in (`lab.store.spool`: a compaction cut short never applies one twice)."""
+        """Fold every segment of the spool into the file in one transaction, then delete them (and what
+        writers killed mid-segment left long ago); returns how many were folded in (`lab.store.spool`: a
+        compaction cut short never applies one twice)."""
+        for staging in self.segments.abandoned():
+            shutil.rmtree(staging, ignore_errors=True)
         if not self.segments.segments():
             return 0
         with self._transaction() as con:  # the file's write lock: one compaction at a time

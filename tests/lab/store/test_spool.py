@@ -5,9 +5,11 @@ while a reader reads and a compactor folds them in; sharded runs; merging other 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,20 @@ def test_shards_that_ran_under_different_configs_or_counts_are_refused_before_an
     with pytest.raises(LabInputError, match="run e-aaa: split into 2 shards in .*1.duckdb but 3 in .*3.duckdb"):
         merge_stores(target, [one, three])
     assert queries.trajectories_df(target).empty and not (tmp_path / "all.duckdb.spool").exists()
+
+
+def test_a_writer_killed_mid_segment_leaves_nothing_a_reader_sees_and_compaction_clears_it_later(tmp_path):
+    db = tmp_path / "s.duckdb"
+    writer = Store(db, spool=True)
+    writer.write_trajectories([_item("r", "t1", 2)])
+    staging = tmp_path / "s.duckdb.spool" / ".tmp-00000000000000000001-host-1-000000"
+    staging.mkdir()
+    (staging / "trajectories.parquet").write_bytes(b"half a file")  # what a SIGKILL mid-write leaves
+    store = Store(db)
+    assert queries.trajectories_df(store).task_id.tolist() == ["t1"]
+    store.compact()
+    assert staging.exists(), "a staging folder may still be filling: left while recent"
+    old = time.time() - 2 * 3600
+    os.utime(staging, (old, old))
+    store.compact()
+    assert not staging.exists() and queries.trajectories_df(store).task_id.tolist() == ["t1"]
