@@ -59,16 +59,23 @@ def merge_stores(target: Store, sources: Sequence[Path]) -> MergeResult:
         target.segments.write(tables)
     target.compact()
     rows = {table: sum(t[table].num_rows for t in read.values()) for table in TABLES}
-    merged = target._read("SELECT run_id, shard, shards, status FROM run_shards")
+    finished, incomplete = shard_states(target)
+    return MergeResult(rows=rows, finished_runs=finished, incomplete_runs=incomplete)
+
+
+def shard_states(store: Store) -> tuple[list[str], dict[str, list[int]]]:
+    """The store's sharded runs: those every shard finished, and the others with their unfinished shards
+    (running, killed, interrupted or never started)."""
+    shards = store._read("SELECT run_id, shard, shards, status FROM run_shards")
     finished, incomplete = [], {}
-    for run_id, group in merged.groupby("run_id"):
+    for run_id, group in shards.groupby("run_id"):
         done = set(group.shard[group.status == "finished"])
         missing = sorted(set(range(1, int(group.shards.max()) + 1)) - done)
         if missing:
             incomplete[str(run_id)] = missing
         else:
             finished.append(str(run_id))
-    return MergeResult(rows=rows, finished_runs=sorted(finished), incomplete_runs=incomplete)
+    return sorted(finished), incomplete
 
 
 def _shards(place: str, run_shards: pa.Table, runs: pa.Table) -> pd.DataFrame:
@@ -111,4 +118,4 @@ def _first_difference(first: object, second: object) -> str:
     return "same settings, another toolkit or model"
 
 
-__all__ = ["MergeResult", "merge_stores"]
+__all__ = ["MergeResult", "merge_stores", "shard_states"]

@@ -12,7 +12,7 @@ import typer
 
 from lab.errors import LabInputError
 from lab.store import Store, resolve_db_path
-from lab.store.merge import merge_stores
+from lab.store.merge import merge_stores, shard_states
 from orchestra.cli.options import DbOption, console
 
 store_app = typer.Typer(help="Fold what several writers (training ranks, evaluation shards, machines) wrote into "
@@ -26,6 +26,7 @@ def compact_command(db: str | None = DbOption) -> None:
     store = Store(resolve_db_path(db))
     folded = store.compact()
     console.print(f"{store.path}: folded {folded} segment{'s' * (folded != 1)} into the file")
+    _print_shards(*shard_states(store))
 
 
 @store_app.command("merge")
@@ -41,8 +42,13 @@ def merge_command(
     result = merge_stores(store, sources)
     console.print(f"{store.path}: merged {len(sources)} store{'s' * (len(sources) != 1)}, "
                   f"{result.rows['trajectories']} trajectories, {result.rows['steps']} steps")
-    for run_id in result.finished_runs:
+    _print_shards(result.finished_runs, result.incomplete_runs)
+
+
+def _print_shards(finished: list[str], incomplete: dict[str, list[int]]) -> None:
+    """One line per sharded run: finished, or which shards are not (running, killed or never started)."""
+    for run_id in finished:
         console.print(f"  {run_id}: every shard finished")
-    for run_id, missing_shards in result.incomplete_runs.items():
-        console.print(f"  {run_id}: shards {', '.join(map(str, missing_shards))} not finished yet; run them "
-                      "(the same command with --shard i/N resumes) and merge again")
+    for run_id, missing in incomplete.items():
+        console.print(f"  {run_id}: shard{'s' * (len(missing) > 1)} {', '.join(map(str, missing))} not finished "
+                      "(running, killed or not started); the same `orchestra eval` with --shard i/N resumes it")

@@ -95,3 +95,35 @@ def test_shards_into_one_shared_store_are_read_as_one_run_before_and_after_compa
     compacted = orchestra("store", "compact", db=db)
     assert compacted.returncode == 0 and "folded" in compacted.stdout
     assert _trajectories(db).equals(before) and not list((tmp_path / "shared.duckdb.spool").iterdir())
+
+
+def test_a_killed_shard_is_named_and_its_rerun_finishes_the_run_with_nothing_twice(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    db = tmp_path / "shared.duckdb"
+    args = ["eval", "--limit", "30", "--run-name", "killed"]
+    slow = [*args, "--shard", "1/2", "--rate-limit", "2", "--db", str(db)]  # 2 rollout starts a second
+    shard = subprocess.Popen([sys.executable, "-m", "orchestra", *slow], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env={**os.environ, "COLUMNS": "250"})
+    spool = tmp_path / "shared.duckdb.spool"
+    deadline = time.monotonic() + 300
+    while not list(spool.glob("*/trajectories.parquet")):  # its first rollouts are stored
+        assert shard.poll() is None and time.monotonic() < deadline, "the shard ended before it could be killed"
+        time.sleep(0.1)
+    shard.send_signal(signal.SIGKILL)
+    shard.wait()
+    stored = len(_trajectories(db))
+    assert 0 < stored < 15
+    compacted = orchestra("store", "compact", db=db)
+    assert "shards 1, 2 not finished" in compacted.stdout  # 1 killed, 2 never started
+    for i in (1, 2):
+        done = orchestra(*args, "--shard", f"{i}/2", db=db)  # shard 1 resumes, shard 2 runs
+        assert done.returncode == 0, done.stderr[-2000:]
+    compacted = orchestra("store", "compact", db=db)
+    assert "every shard finished" in compacted.stdout
+    rows = _trajectories(db)
+    assert len(rows) == 30 and rows.task_id.is_unique
