@@ -2,7 +2,8 @@
 and tau2's verdict on a rollout.
 
 Each rollout acts on its own copy of the shop (a `lab.env.state.Session` under
-`context.state["tau2:retail"]`, started from db.json on the first retail call); every call is logged
+`context.state["tau2:retail"]`, started from db.json on the first retail call and copied on its first
+write: reads run on the shared db.json); every call is logged
 in order, errors included, because tau2's DB check replays the trajectory's write calls (§3.2 of
 TOOLS.md), never the live state. Tools are called as tau2 calls them: keyword arguments exactly as the
 orchestrator wrote them, with no schema validation or coercion, so a wrong type fails the way it fails
@@ -19,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from lab.benchmarks.tau2_retail import RETAIL, TOOL_SCHEMAS
-from lab.benchmarks.tau2_retail_db import copy_db, load_retail_db, retail_db_snapshot
+from lab.benchmarks.tau2_retail_db import copy_db, retail_db_snapshot
 from lab.env.adapter import EnvTool
 from lab.env.grading import criteria_of, db_matches, outcome_of
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
-from lab.env.state import Session
+from lab.env.state import Session, canonical_hash, canonical_text
 from lab.errors import LabInputError
 from lab.task import Task
 from lab.tools.base import AGENT_MESSAGES, ToolContext
@@ -38,8 +39,10 @@ def _db_path(task: Task) -> str | None:
 
 
 def _start(context: ToolContext) -> Session:
-    path = _db_path(context.task)
-    return Session(env=RETAIL, initial=retail_db_snapshot(path), db=load_retail_db(path))
+    """The rollout's shop: the shared db.json until its first write makes a copy of its own (`Session.fork`;
+    the retail reads never change what they read)."""
+    snapshot = retail_db_snapshot(_db_path(context.task))
+    return Session(env=RETAIL, initial=snapshot, db=snapshot, fork=copy_db)
 
 
 def retail_tools() -> dict[str, EnvTool]:
@@ -66,14 +69,50 @@ def gold_db(task: Task, initial_db: dict) -> dict:
     return run_actions(RETAIL, initial_db, calls, copy=copy_db)
 
 
+#: Per (task id, db.json): the canonical hash of the database its golden actions leave. Only hashes and
+#: verdicts are kept: a gold database is a full copy of the shop, and dozens of them alive make every full
+#: collection of the cyclic garbage collector walk millions of containers.
 _GOLD = ExpectedStates()
+#: Per (task id, db.json): whether db.json itself passes the task's DB check.
+_START_PASSES = ExpectedStates()
+#: Per db.json: its canonical hash.
+_START = ExpectedStates()
 
 
-def gold_state(task: Task) -> dict[str, Any]:
-    """The database the task's golden actions leave (computed once per task: every rollout of it is
-    compared with the same one)."""
+def gold_hash(task: Task) -> str:
+    """`canonical_hash` of the database the task's golden actions leave (computed once per task: every
+    rollout of it is compared with the same one)."""
     path = _db_path(task)
-    return _GOLD.get((task.task_id, path), lambda: gold_db(task, retail_db_snapshot(path)))
+    return _GOLD.get((task.task_id, path), lambda: canonical_hash(gold_db(task, retail_db_snapshot(path))))
+
+
+def start_passes(task: Task) -> bool:
+    """Whether db.json as it is passes the task's DB check: the verdict on every rollout of it that wrote
+    nothing (computed once per task).
+
+    Usually one record decides, without hashing the 2.8 MB database twice (about 40 ms): a golden write
+    changes a record its arguments name (an order, a user), and a record that reads differently
+    (`canonical_text`) makes the databases' texts, hence their hashes, differ. When every named record
+    reads the same, the hashes decide."""
+    path = _db_path(task)
+
+    def decide() -> bool:
+        start = retail_db_snapshot(path)
+        gold = gold_db(task, start)
+        for table, key in _named_records(task, start):
+            if key not in gold[table] or canonical_text(gold[table][key]) != canonical_text(start[table][key]):
+                return False
+        hashed = _GOLD.get((task.task_id, path), lambda: canonical_hash(gold))
+        return _START.get(path, lambda: canonical_hash(start)) == hashed
+
+    return _START_PASSES.get((task.task_id, path), decide)
+
+
+def _named_records(task: Task, db: dict) -> list[tuple[str, str]]:
+    """(table, id) of every record of `db` a golden action's argument names, in order."""
+    names = [value for action in task.answer or [] for value in (action.get("arguments") or {}).values()
+             if isinstance(value, str)]
+    return [(table, name) for name in names for table in db if name in db[table]]
 
 
 def judge_retail(task: Task, initial_db: dict, gold: dict, calls: list[dict[str, Any]],
@@ -84,6 +123,16 @@ def judge_retail(task: Task, initial_db: dict, gold: dict, calls: list[dict[str,
     return criteria_of(task, db_ok, calls, agent_texts)
 
 
+def db_verdict(task: Task, calls: list[dict[str, Any]]) -> bool:
+    """tau2's DB check of a rollout of `task` (what `judge_retail` decides with the shared db.json and the
+    task's gold database), from what is kept per task: a rollout that wrote nothing ends in the start
+    state itself (`start_passes`); one that wrote is replayed and hashed (about 20 ms)."""
+    if not any(RETAIL.access(c.get("name")) == "write" for c in calls):
+        return start_passes(task)  # a replay would copy the start state and change nothing
+    replayed = replay_writes(RETAIL, retail_db_snapshot(_db_path(task)), calls, copy=copy_db)
+    return canonical_hash(replayed) == gold_hash(task)
+
+
 async def grade_retail(task: Task, answer: str | None, context: ToolContext) -> float:
     """tau2's verdict on one rollout; the per-criterion verdicts go to `context.criteria`, the outcome is
     the product of the judged criteria of the task's reward basis. A rollout without an answer scores 0
@@ -91,6 +140,6 @@ async def grade_retail(task: Task, answer: str | None, context: ToolContext) -> 
     session = context.state.get(DOMAIN)
     calls = [{"name": c["name"], "arguments": c["arguments"]} for c in session.calls] if session else []
     said = context.state.get(AGENT_MESSAGES) or ([answer] if answer else [])  # with a simulated user: every message
-    criteria = judge_retail(task, retail_db_snapshot(_db_path(task)), gold_state(task), calls, said)
+    criteria = criteria_of(task, db_verdict(task, calls), calls, said)
     context.criteria = criteria
     return outcome_of(criteria, task.meta.get("reward_basis")) if answer is not None else 0.0

@@ -1,10 +1,11 @@
 """An environment's tool behind the lab's Tool interface, acting on the calling rollout's own copy.
 
 Why one adapter: the bookshop, tau2 retail and every ToolScale domain answer a call the same way. The
-first call of a rollout starts a `Session` (`start(context)`: a fresh copy of the task's start state)
-under `context.state[key]`; each call runs on that session's database, is logged there (errors
-included), and comes back as an `Observation` whose `error` is the text after `Error: `, with the
-environment's name and whether the tool writes in `meta`.
+first call of a rollout starts a `Session` (`start(context)`: a fresh copy of the task's start state,
+or that state itself until the first write copies it, `Session.fork`) under `context.state[key]`; each
+call runs on that session's database, is logged there (errors included), and comes back as an
+`Observation` whose `error` is the text after `Error: `, with the environment's name and whether the
+tool writes in `meta`.
 
 `check_arguments` makes the adapter check the call against the tool's JSON schema first (the
 bookshop's tools do: a malformed call is answered and not logged, so it never counts as an attempted
@@ -44,10 +45,11 @@ class EnvTool:
             return Observation.failure(f"tool '{self.spec.name}' needs a rollout context to "
                                        f"hold the {self.holder} state")
         session = session_in(context, self.key, self.start)
+        db = session.writable() if self.writes else session.db  # a read runs on a shared start state as it is
         if self.in_thread:
-            text, failed = await asyncio.to_thread(self.env.call, session.db, self.spec.name, arguments)
+            text, failed = await asyncio.to_thread(self.env.call, db, self.spec.name, arguments)
         else:
-            text, failed = self.env.call(session.db, self.spec.name, arguments)
+            text, failed = self.env.call(db, self.spec.name, arguments)
         session.record(self.spec.name, arguments, failed)
         meta = {"domain": self.env.name, "writes": self.writes}
         return Observation(text=text, error=text.removeprefix("Error: ") if failed else None, meta=meta)

@@ -24,7 +24,10 @@ they refuse, and a run through them has no token records.
 Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the hot loop of an
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine
 (see `benchmarks/eval_throughput.py`), a third of the budget at concurrency 64. The wire format is the
-same chat-completions JSON. Tools that are LLMs keep the SDK (`lab.tools.openai_llm`).
+same chat-completions JSON. Tools that are LLMs keep the SDK (`lab.tools.openai_llm`). Requests are
+`lab.policies.eager_request.EagerRequest`s: on Python 3.11 aiohttp would send each turn only after all
+the other work the event loop has ready, which at high concurrency makes every turn wait for a whole
+burst of rollouts.
 
 Replicas: `openai:<model>@<url>,<url>,...` names several servers of one model (`lab.tools.replicas`).
 Each turn goes to the replica with the fewest turns in flight (ties in turn); a refused, reset or
@@ -47,6 +50,7 @@ import aiohttp
 import orjson
 
 from lab.errors import EndpointUnavailable, LabInputError
+from lab.policies.eager_request import request_class
 from lab.pricing import ModelPrice, PriceTable
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
 from lab.task import Task
@@ -92,6 +96,7 @@ class OpenAIPolicy:
         self.price = price
         self._http: aiohttp.ClientSession | None = None
         self._is_vllm: bool | None = None
+        self._vllm_probe: asyncio.Future[bool] | None = None
 
     @classmethod
     def from_spec(cls, spec: str, pricing: str = "default", **kwargs: Any) -> OpenAIPolicy:
@@ -124,6 +129,7 @@ class OpenAIPolicy:
     def _client(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             self._http = aiohttp.ClientSession(
+                request_class=request_class(),  # each turn leaves at once, not after the loop's other work
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
                 json_serialize=lambda value: orjson.dumps(value).decode(),
@@ -136,12 +142,24 @@ class OpenAIPolicy:
         chat call reports real failures. When no replica could be reached the answer is not kept, so an outage
         at the start of a run does not cost the rest of it its token records."""
         if self._is_vllm is None:
+            # one GET for every rollout that asks before the answer is in (a run starts `concurrency` at once)
+            probe = self._vllm_probe
+            if probe is None or probe.get_loop() is not asyncio.get_running_loop():
+                probe = self._vllm_probe = asyncio.ensure_future(self._probe_vllm())
             try:
-                body = await self.replicas.send(self._models)
-            except AllReplicasFailed:
-                return False
-            models = body.get("data") if isinstance(body, dict) else None
-            self._is_vllm = any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models or [])
+                return await asyncio.shield(probe)
+            finally:
+                if probe.done() and self._vllm_probe is probe:
+                    self._vllm_probe = None
+        return self._is_vllm
+
+    async def _probe_vllm(self) -> bool:
+        try:
+            body = await self.replicas.send(self._models)
+        except AllReplicasFailed:
+            return False
+        models = body.get("data") if isinstance(body, dict) else None
+        self._is_vllm = any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in models or [])
         return self._is_vllm
 
     async def _models(self, url: str) -> Any:

@@ -94,6 +94,45 @@ def test_reading_everything_and_writing_nothing_fails(retail):
     assert outcome == 0.0 and criteria["db"] is False
 
 
+def test_reads_run_on_the_shared_database_and_the_first_write_copies_it(retail):
+    from lab.benchmarks.tau2_retail_db import retail_db_snapshot
+
+    task = next(t for t in retail.tasks if t.task_id == TASK_78)
+    tools, context = retail.tools_for(task), ToolContext(task_id=task.task_id, task=task)
+    asyncio.run(tools["get_order_details"].execute({"order_id": "#W5995614"}, context))
+    shared = retail_db_snapshot()
+    assert context.state["tau2:retail"].db is shared
+    cancel = {"order_id": "#W5995614", "reason": "ordered by mistake"}
+    assert asyncio.run(tools["cancel_pending_order"].execute(cancel, context)).error is None
+    session = context.state["tau2:retail"]
+    assert session.db is not shared and session.db["orders"]["#W5995614"]["status"] == "cancelled"
+    assert shared["orders"]["#W5995614"]["status"] == "pending" and session.initial is shared
+
+
+def test_a_task_whose_golden_actions_only_read_passes_with_reads_alone_every_time(retail):
+    task_id = "retail-10"  # its golden actions write nothing: the start state is the gold state
+    calls = golden(retail, task_id)
+    assert play(retail, task_id, calls)[1]["db"] is True
+    assert play(retail, task_id, calls)[1]["db"] is True  # the kept verdict
+    assert play(retail, TASK_78, [])[1]["db"] is False and play(retail, TASK_78, [])[1]["db"] is False
+
+
+def test_the_kept_verdicts_are_the_hash_comparison_of_tau2(retail):
+    from lab.benchmarks.tau2_env import db_verdict, gold_db, judge_retail, start_passes
+    from lab.benchmarks.tau2_retail_db import retail_db_snapshot
+    from lab.env.state import canonical_hash
+
+    start = retail_db_snapshot()
+    for task in retail.tasks:  # a rollout that wrote nothing: the start state against the gold state
+        assert start_passes(task) is (canonical_hash(start) == canonical_hash(gold_db(task, start))), task.task_id
+    assert {start_passes(t) for t in retail.tasks} == {True, False}
+    for task_id in (TASK_78, "retail-10", "retail-5"):
+        task = next(t for t in retail.tasks if t.task_id == task_id)
+        gold = gold_db(task, start)
+        for calls in (golden(retail, task_id), golden(retail, task_id)[:-1], []):
+            assert db_verdict(task, calls) is judge_retail(task, start, gold, calls, [])["db"], (task_id, calls)
+
+
 def test_a_rollout_without_an_answer_scores_0_even_with_the_right_writes(retail):
     assert play(retail, TASK_78, golden(retail, TASK_78), answer=None)[0] == 0.0
 

@@ -32,6 +32,27 @@ def test_rollouts_do_not_see_each_others_writes() -> None:
     assert second.state["toy"].db["counters"]["c1"]["value"] == 5.0 and BASE == toy_db()
 
 
+def test_a_forked_session_reads_the_shared_start_and_copies_it_on_its_first_write() -> None:
+    shared = toy_db()
+    copies = []
+
+    def fork(db: dict) -> dict:
+        copies.append(db)
+        return toy_db()
+
+    def start(context: ToolContext) -> Session:
+        return Session(env=TOY, initial=shared, db=shared, fork=fork)
+
+    get, add = (EnvTool(_tool(name).spec, TOY, "toy", start) for name in ("get_counter", "add"))
+    context = ToolContext(task_id="a")
+    asyncio.run(get.execute({"counter_id": "c1"}, context))
+    assert context.state["toy"].db is shared and copies == []  # a read copies nothing
+    asyncio.run(add.execute(ADD, context))
+    asyncio.run(add.execute(ADD, context))
+    assert copies == [shared] and context.state["toy"].db["counters"]["c1"]["value"] == 7.0
+    assert shared == toy_db() and context.state["toy"].calls[0]["name"] == "get_counter"
+
+
 def test_a_refusal_is_an_error_observation_and_is_logged() -> None:
     context = ToolContext(task_id="a")
     observation = asyncio.run(_tool("add").execute({**ADD, "amount": "x"}, context))

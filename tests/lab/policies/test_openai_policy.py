@@ -211,3 +211,28 @@ def test_a_server_that_is_not_vllm_is_asked_for_no_token_ids_and_the_rollout_has
     assert result.trajectory.n_turns == 2 and result.tokens is None
     assert all("return_token_ids" not in body and "logprobs" not in body for body in bodies)
     assert bodies[1]["messages"][-1]["role"] == "user" and "<tool_response" in bodies[1]["messages"][-1]["content"]
+
+
+def test_rollouts_that_start_together_ask_what_the_server_is_once_and_an_outage_is_asked_again():
+    """A run starts `concurrency` rollouts at once: one `GET /models` answers them all, not one each."""
+    from lab.policies.openai_policy import OpenAIPolicy
+    from lab.tools.replicas import ReplicaDown
+
+    policy, asked, down = OpenAIPolicy("m", "http://127.0.0.1:9/v1"), [], [True]
+
+    async def models(url: str) -> dict[str, Any]:
+        asked.append(url)
+        await asyncio.sleep(0.01)
+        if down[0]:
+            raise ReplicaDown("connection refused")
+        return {"data": [{"id": "m", "owned_by": "vllm"}]}
+
+    policy._models = models
+
+    async def ask() -> list[bool]:
+        return list(await asyncio.gather(*(policy.is_vllm() for _ in range(64))))
+
+    assert asyncio.run(ask()) == [False] * 64 and len(asked) == 1  # unreachable: not kept
+    down[0] = False
+    assert asyncio.run(ask()) == [True] * 64 and len(asked) == 2  # asked again, in a new event loop too
+    assert asyncio.run(ask()) == [True] * 64 and len(asked) == 2  # then kept
