@@ -342,7 +342,7 @@ class OrchestraGRPOConfig(GRPOConfig):
                 raise LabInputError(VLLM_NEEDS_A_GPU)
             self.use_cpu = True
             self.bf16 = False  # bf16 matmuls are ~2x slower than fp32 on CPU
-        if self.ddp_find_unused_parameters is None:
+        if getattr(self, "ddp_find_unused_parameters", None) is None:  # TrainingArguments' field, typed there
             # every parameter takes part in each loss (kept rows only still run a whole forward): DDP's search
             # for unused ones would be a wasted pass per step, and it warns on every rank
             self.ddp_find_unused_parameters = False

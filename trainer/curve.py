@@ -149,7 +149,7 @@ class CurveEvaluator:
             policy = HFPolicy.live(model, self.tokenizer, name=name, max_new_tokens=config.turn_max_new_tokens,
                                    latency_per_token_s=config.orchestrator_latency_per_token_s,
                                    temperature=config.temperature, top_p=config.top_p)
-            labels = {}
+            labels: dict[str, str] = {}  # run id -> the instruction it evaluated
             for instruction in self.evals.instructions:
                 summaries = run_eval(self.eval_config(step, instruction), self.store, self.console, policy=policy)
                 labels.update({s.run_id: instruction.label for s in summaries})

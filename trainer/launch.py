@@ -43,4 +43,3 @@ def launch(nproc: int, train_args: Sequence[str]) -> None:
         command = shlex.join(["orchestra", "train", *resume, "--nproc", str(nproc), "--resume"])
         raise LabInputError(f"rank {rank} of {nproc} (pid {failure.pid}) {_how(failure.exitcode)}; the other ranks "
                             f"were stopped. Resume from the last checkpoint: {command}") from None
-

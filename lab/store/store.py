@@ -316,7 +316,8 @@ class Store:
             key = _key(trajectory)
             records = _token_list(tokens)
             run_id, task_id, sample_idx, train_step = key  # KEYS["trajectories"], spelt out: a check per step
-            strays = [s for s in [*steps, *records] if s.train_step != train_step or s.sample_idx != sample_idx
+            keyed: list[StepRecord | TokenTrajectoryRecord] = [*steps, *records]
+            strays = [s for s in keyed if s.train_step != train_step or s.sample_idx != sample_idx
                       or s.task_id != task_id or s.run_id != run_id]
             if strays:
                 raise ValueError(f"trajectory {key}: got a step or tokens record keyed {_key(strays[0])}")
