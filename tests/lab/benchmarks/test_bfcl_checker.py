@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.benchmarks.bfcl import load_bfcl
 from lab.benchmarks.bfcl_checker import (
@@ -253,3 +255,137 @@ def test_variable_written_as_text_passes_where_the_answer_lists_it() -> None:
     assert check_bfcl("plot(x=data['sales'])", answer, [doc], "simple_python").valid
     assert not check_bfcl("plot(x=other)", answer, [doc], "simple_python").valid
     assert not check_bfcl("plot(x=5)", answer, [doc], "simple_python").valid
+
+
+# --- as the leaderboard grades ---------------------------------------------------------------------------
+# Expected verdicts are the leaderboard's, read from `bfcl_eval/eval_checker/ast_eval/ast_checker.py` and
+# `bfcl_eval/model_handler/utils.py` (package `bfcl-eval` 2026.3.23); the function deciding each is named.
+
+NOTE = {
+    "name": "note.add",
+    "parameters": {
+        "type": "dict",
+        "properties": {
+            "text": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "pairs": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+            "point": {"type": "tuple", "items": {"type": "integer"}},
+            "count": {"type": "integer"},
+            "meta": {"type": "dict"},
+        },
+        "required": [],
+    },
+}
+NOTE_ANSWER = [{"note.add": {
+    "text": ["New York", ""], "tags": [["a", "b"], ""], "pairs": [[[1, 2]], ""], "point": [[3, 4], ""],
+    "count": [5, ""], "meta": [{"k": ["v"], "opt": ["x", ""]}, ""],
+}}]
+
+
+def note(output: Any, answer: Any = None, doc: Any = None, **options: Any) -> bool:
+    return check_bfcl(output, answer or NOTE_ANSWER, [doc or NOTE], "simple_python", **options).valid
+
+
+def test_a_whitespace_other_than_spaces_is_kept_in_strings() -> None:
+    # `standardize_string` removes `[ ,./-_*^]`: spaces only, so a newline or a tab must match
+    assert note('note.add(text="new york")') is True
+    assert note('note.add(text="New\\nYork")') is False
+    assert note('note.add(text="New\\tYork")') is False
+    assert note('note.add(tags=["a\\n", "b"])') is False  # `list_checker` standardises the same way
+    answer = [{"note.add": {"text": ["line one\nline two"]}}]
+    assert note('note.add(text="Line One\\nline two")', answer) is True
+
+
+@settings(max_examples=50, deadline=None)
+@given(at=st.integers(0, 8), blank=st.sampled_from(["\n", "\t", "\r", "\x0b", "\x0c"]))
+def test_a_inserting_non_space_whitespace_fails_and_spaces_pass(at: int, blank: str) -> None:
+    text = "New York"[:at] + blank + "New York"[at:]
+    assert note(f"note.add(text={text!r})") is False
+    assert note(f"note.add(text={text.replace(blank, '  ')!r})") is True
+
+
+def test_b_an_empty_value_passes_where_the_answer_may_be_left_out() -> None:
+    # `string_checker`: "" (and anything standardised to "") is among the standardised accepted values
+    assert note('note.add(text="")') is True
+    assert note('note.add(text=" ")') is True
+    # `list_checker` turns the accepted "" into [] (it iterates its characters)
+    assert note("note.add(tags=[])") is True
+    assert note("note.add(pairs=[])") is True
+    # `dict_checker` standardises a key's accepted values the same way
+    assert note('note.add(meta={"k": "v", "opt": ""})') is True
+    # not where "" is not accepted, and "" is no integer (`type_checker`)
+    assert note('note.add(tags=[])', [{"note.add": {"tags": [["a"]]}}]) is False
+    assert note('note.add(count="")') is False
+    assert note("note.add(meta={})") is False  # `dict_checker` skips the "" option
+
+
+def test_c_variable_references_compare_exactly() -> None:
+    # `type_checker` sets `is_variable` (the answer's type is not the doc's); `simple_function_checker`
+    # then skips `string_checker` and tests `value not in possible_answer[param]`
+    answer = [{"note.add": {"count": ["my_var"], "tags": ["data['sales']"]}}]
+    assert note("note.add(count=my_var, tags=data['sales'])", answer) is True
+    assert note('note.add(count=my_var, tags=data["sales"])', answer) is True  # both sides are ast.unparse
+    assert note("note.add(count=My_Var, tags=data['sales'])", answer) is False
+    assert note("note.add(count=myvar, tags=data['sales'])", answer) is False
+    assert note("note.add(count=my_var, tags=data['Sales'])", answer) is False
+    assert note("note.add(count=my_var, tags=data[ 'sales' ])", answer) is True  # unparse drops the spaces
+
+
+def test_d_tuples_are_rejected_for_arrays() -> None:
+    # `PYTHON_TYPE_MAPPING` maps `array` to list, and `type_checker` compares `type(value)` exactly
+    assert note('note.add(tags=("a", "b"))') is False
+    assert note('note.add(tags=["a", "b"])') is True
+    assert note("note.add(pairs=[(1, 2)])") is False  # the nested check compares types one level down
+    # a documented `tuple` takes a tuple (`simple_function_checker` converts it to a list) or a list
+    assert note("note.add(point=(3, 4))") is True
+    assert note("note.add(point=[3, 4])") is True
+
+
+def test_underscore_names_stand_for_dotted_ones_for_function_calling_apis() -> None:
+    # `convert_func_name`: with the model's `underscore_to_dot`, "math.factorial" is expected as
+    # "math_factorial"; otherwise the name must be the dotted one
+    assert note("note_add(count=5)") is False
+    assert note("note_add(count=5)", underscore_names=True) is True
+    # the lab's own: the leaderboard then fails the dotted name, which such an API cannot send anyway, while
+    # the lab's recording tools keep dotted names
+    assert note("note.add(count=5)", underscore_names=True) is True
+    assert note("note_Add(count=5)", underscore_names=True) is False
+    parallel = [{"note.add": {"count": [5]}}, {"note.add": {"count": [6]}}]
+    output = "[note_add(count=6), note_add(count=5)]"
+    assert check_bfcl(output, parallel, [NOTE], "parallel", underscore_names=True).valid
+    assert not check_bfcl(output, parallel, [NOTE], "parallel").valid
+
+
+def test_check_task_passes_underscore_names_on() -> None:
+    from lab.benchmarks.base import BenchmarkTask
+    from lab.benchmarks.bfcl import check_task
+
+    task = BenchmarkTask(benchmark="bfcl", task_id="t", split="test", domain="simple_python", question="q",
+                         answer=NOTE_ANSWER, answer_type="function_calls",
+                         meta={"category": "simple_python", "functions": [NOTE]})
+    assert not check_task(task, "note_add(count=5)").valid
+    assert check_task(task, "note_add(count=5)", underscore_names=True).valid
+
+
+# --- where the leaderboard has a plain bug, the lab deliberately differs ---------------------------------
+
+
+def test_deliberate_parallel_matching_finds_an_assignment_greedy_misses() -> None:
+    # `parallel_function_checker_no_order` gives answer 0 the first call it accepts (count=5), then answer 1
+    # (only 5) finds none: the leaderboard says False. A valid assignment exists, so the lab says True.
+    answer = [{"note.add": {"count": [5, 6]}}, {"note.add": {"count": [5]}}]
+    assert check_bfcl("[note.add(count=5), note.add(count=6)]", answer, [NOTE], "parallel").valid
+
+
+def test_deliberate_unary_plus_is_plus() -> None:
+    # `resolve_ast_by_type` reads every `ast.UnaryOp` as `-operand`: the leaderboard fails `+5` for 5 and
+    # passes it for -5
+    assert note("note.add(count=+5)") is True
+    assert note("note.add(count=+5)", [{"note.add": {"count": [-5]}}]) is False
+
+
+def test_deliberate_positional_arguments_are_not_dropped() -> None:
+    # `resolve_ast_call` reads only `elem.keywords`: the leaderboard grades `note.add(5)` as `note.add()`,
+    # which passes here because every parameter may be left out
+    assert note("note.add(5)") is False
+    assert "positional argument" in check_bfcl("note.add(5)", NOTE_ANSWER, [NOTE], "simple_python").error
