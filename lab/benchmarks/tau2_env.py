@@ -24,7 +24,7 @@ from lab.benchmarks.tau2_retail_db import copy_db, retail_db_snapshot
 from lab.env.adapter import EnvTool
 from lab.env.grading import criteria_of, db_matches, outcome_of
 from lab.env.replay import ExpectedStates, replay_writes, run_actions
-from lab.env.state import Session, canonical_hash, canonical_text
+from lab.env.state import Session, canonical_hash
 from lab.errors import LabInputError
 from lab.task import Task
 from lab.tools.base import AGENT_MESSAGES, ToolContext
@@ -73,8 +73,6 @@ def gold_db(task: Task, initial_db: dict) -> dict:
 #: verdicts are kept: a gold database is a full copy of the shop, and dozens of them alive make every full
 #: collection of the cyclic garbage collector walk millions of containers.
 _GOLD = ExpectedStates()
-#: Per (task id, db.json): whether db.json itself passes the task's DB check.
-_START_PASSES = ExpectedStates()
 #: Per db.json: its canonical hash.
 _START = ExpectedStates()
 
@@ -88,31 +86,9 @@ def gold_hash(task: Task) -> str:
 
 def start_passes(task: Task) -> bool:
     """Whether db.json as it is passes the task's DB check: the verdict on every rollout of it that wrote
-    nothing (computed once per task).
-
-    Usually one record decides, without hashing the 2.8 MB database twice (about 40 ms): a golden write
-    changes a record its arguments name (an order, a user), and a record that reads differently
-    (`canonical_text`) makes the databases' texts, hence their hashes, differ. When every named record
-    reads the same, the hashes decide."""
+    nothing (db.json hashed once, the gold database once per task)."""
     path = _db_path(task)
-
-    def decide() -> bool:
-        start = retail_db_snapshot(path)
-        gold = gold_db(task, start)
-        for table, key in _named_records(task, start):
-            if key not in gold[table] or canonical_text(gold[table][key]) != canonical_text(start[table][key]):
-                return False
-        hashed = _GOLD.get((task.task_id, path), lambda: canonical_hash(gold))
-        return _START.get(path, lambda: canonical_hash(start)) == hashed
-
-    return _START_PASSES.get((task.task_id, path), decide)
-
-
-def _named_records(task: Task, db: dict) -> list[tuple[str, str]]:
-    """(table, id) of every record of `db` a golden action's argument names, in order."""
-    names = [value for action in task.answer or [] for value in (action.get("arguments") or {}).values()
-             if isinstance(value, str)]
-    return [(table, name) for name in names for table in db if name in db[table]]
+    return _START.get(path, lambda: canonical_hash(retail_db_snapshot(path))) == gold_hash(task)
 
 
 def judge_retail(task: Task, initial_db: dict, gold: dict, calls: list[dict[str, Any]],

@@ -30,18 +30,7 @@ def canonical_hash(db: dict[str, Any]) -> str:
     >>> canonical_hash({"b": 1, "a": [1.0]}) == canonical_hash({"a": [1.0], "b": 1})
     True
     """
-    return hashlib.sha256(canonical_text(db).encode()).hexdigest()
-
-
-def canonical_text(value: Any) -> str:
-    """The JSON text `canonical_hash` hashes, of a database or of one of its records: a record reads the
-    same alone as inside its database, so two databases with the same tables and ids whose record `r`
-    reads differently have different texts, hence different hashes.
-
-    >>> canonical_text({"b": 1, "a": [1.0]})
-    '{"a": [1.0], "b": 1}'
-    """
-    return json.dumps(value, sort_keys=True, default=str, check_circular=False)
+    return hashlib.sha256(json.dumps(db, sort_keys=True, default=str, check_circular=False).encode()).hexdigest()
 
 
 def clone(db: dict[str, Any]) -> dict[str, Any]:

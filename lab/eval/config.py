@@ -146,12 +146,6 @@ class EvalConfig(BaseModel):
                              "passes $((SLURM_ARRAY_TASK_ID + 1)))")
         return i, n
 
-    def in_shard(self, position: int) -> bool:
-        """Whether the `position`-th (task, sample) pair, in the source's order, is this shard's: pairs are
-        dealt round-robin, so every shard gets the same number to within one, whatever the task order."""
-        shard = self.shard_slice()
-        return shard is None or position % shard[1] == shard[0] - 1
-
     @classmethod
     def build(cls, **values: object) -> EvalConfig:
         """Validate, turning pydantic's report into one line naming the field."""

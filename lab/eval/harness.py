@@ -131,15 +131,16 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
     summary = RunSummary(run_id=run_id, preference=preference, max_turns=max_turns, judge=_judge_label(config, toolkit))
     done = store.completed_keys(run_id)
+    shard = config.shard_slice()
     mine = [(task, s) for task in source.tasks for s in range(config.samples)]
-    mine = [pair for position, pair in enumerate(mine) if config.in_shard(position)]  # --shard i/N: one slice
+    if shard is not None:  # --shard i/N: pairs dealt round-robin, so slices differ in size by at most one
+        mine = mine[shard[0] - 1::shard[1]]
     pairs = [(task, s) for task, s in mine if (task.task_id, s, 0) not in done]
     summary.skipped_done = len(mine) - len(pairs)
     if done:  # a resumed run's cap covers what it already spent, and its costs so far are known
         logged = queries.trajectories_df(store, [run_id], include_cut=True)
         logged = logged.cost_usd + logged.judge_cost_usd
         budget.resume(float(logged.sum()), float(logged.max()))
-    shard = config.shard_slice()
     store.write_run(RunRecord(
         run_id=run_id, kind="eval", name=config.run_name, benchmark=benchmark_label(config.benchmark),
         orchestrator=policy.name,

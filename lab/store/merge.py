@@ -39,8 +39,8 @@ class MergeResult:
     incomplete_runs: dict[str, list[int]]  # run id -> its missing shards
 
 
-def _tables(store: Store) -> dict[str, pa.Table]:
-    return {table: store._read_arrow(f"SELECT * FROM {table}") for table in TABLES}
+def _tables(store: Store, tables: Sequence[str] = tuple(TABLES)) -> dict[str, pa.Table]:
+    return {table: store._read_arrow(f"SELECT * FROM {table}") for table in tables}
 
 
 def merge_stores(target: Store, sources: Sequence[Path]) -> MergeResult:
@@ -51,7 +51,7 @@ def merge_stores(target: Store, sources: Sequence[Path]) -> MergeResult:
     if target.path.resolve() in resolved:
         raise LabInputError(f"{target.path}: is both the target and a source of the merge")
     read = {Path(s): _tables(Store(s, read_only=True)) for s in sources}
-    places = {target.path: _tables(target), **read}
+    places = {target.path: _tables(target, ("run_shards", "runs")), **read}  # the target: only what the check reads
     shards = pd.concat([_shards(str(path), tables["run_shards"], tables["runs"]) for path, tables in places.items()],
                        ignore_index=True)
     _check_shards(shards)

@@ -52,12 +52,7 @@ def runs_summary_df(store: Store) -> pd.DataFrame:
 
 def run(store: Store, run_id: str) -> RunRecord:
     """One run as a record; an unknown id is bad input (it usually came from the command line)."""
-    frame = store._read("SELECT * FROM runs WHERE run_id = ?", [run_id])
-    if frame.empty:
-        raise LabInputError(f"unknown run id {run_id!r} in {store.path}")
-    row = frame.iloc[0].to_dict()
-    # pandas turns SQL NULL into NaT/NaN; the record wants None.
-    return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
+    return store.run_record(run_id)
 
 
 def run_status(store: Store, run_id: str) -> str | None:

@@ -273,7 +273,7 @@ class Store:
                 _settle_shards(con, run_id)
             return
         if self.spooled:
-            record = self._spooled_runs.get(run_id) or self._run_record(run_id)
+            record = self._spooled_runs.get(run_id) or self.run_record(run_id)
             self._spool({"runs": [record.model_copy(update={"status": status, "finished_at": utcnow()})]})
             return
         with self._transaction() as con:
@@ -378,13 +378,15 @@ class Store:
         with self._transaction() as con:
             self._insert(con, "train_metrics", list(latest.values()), replace=True)
 
-    def _run_record(self, run_id: str) -> RunRecord:
-        """A run's row as a reader sees it (spool included)."""
+    def run_record(self, run_id: str) -> RunRecord:
+        """A run's row as a reader sees it (spool included); an unknown id is bad input (it usually came
+        from the command line). `lab.store.queries.run` is this."""
         rows = self._read("SELECT * FROM runs WHERE run_id = ?", [run_id])
         if rows.empty:
             raise LabInputError(f"unknown run id {run_id!r} in {self.path}")
         row = rows.iloc[0].to_dict()
-        return RunRecord(**{k: (None if pd.isna(v) else v) if k == "finished_at" else v for k, v in row.items()})
+        # pandas turns SQL NULL into NaT/NaN; the record wants None.
+        return RunRecord(**{k: (None if pd.isna(v) else v) for k, v in row.items()})
 
     # ---- many writers ------------------------------------------------------------------------
 

@@ -170,21 +170,14 @@ def test_irrelevance_is_valid_only_without_a_call() -> None:
 
 # --- rules on small hand-made docs ---------------------------------------------------------------------
 
-DOC = {
-    "name": "geo.distance",
-    "parameters": {
-        "type": "dict",
-        "properties": {
-            "city": {"type": "string"},
-            "km": {"type": "float"},
-            "hops": {"type": "integer"},
-            "round_trip": {"type": "boolean"},
-            "stops": {"type": "array", "items": {"type": "string"}},
-            "extra": {"type": "dict"},
-        },
-        "required": ["city", "km"],
-    },
-}
+def function_doc(name: str, required: list[str], **properties: dict) -> dict:
+    """A BFCL function doc: its name, parameter types and required parameters."""
+    return {"name": name, "parameters": {"type": "dict", "properties": properties, "required": required}}
+
+
+DOC = function_doc("geo.distance", ["city", "km"], city={"type": "string"}, km={"type": "float"},
+                   hops={"type": "integer"}, round_trip={"type": "boolean"},
+                   stops={"type": "array", "items": {"type": "string"}}, extra={"type": "dict"})
 ANSWER = [{"geo.distance": {
     "city": ["New York, NY", "NYC"], "km": [5.0], "hops": [2, ""], "round_trip": [False, ""],
     "stops": [["Boston", "Albany"], ""], "extra": [{"mode": ["car"], "tolls": [True, ""]}, ""],
@@ -261,21 +254,10 @@ def test_variable_written_as_text_passes_where_the_answer_lists_it() -> None:
 # Expected verdicts are the leaderboard's, read from `bfcl_eval/eval_checker/ast_eval/ast_checker.py` and
 # `bfcl_eval/model_handler/utils.py` (package `bfcl-eval` 2026.3.23); the function deciding each is named.
 
-NOTE = {
-    "name": "note.add",
-    "parameters": {
-        "type": "dict",
-        "properties": {
-            "text": {"type": "string"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "pairs": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
-            "point": {"type": "tuple", "items": {"type": "integer"}},
-            "count": {"type": "integer"},
-            "meta": {"type": "dict"},
-        },
-        "required": [],
-    },
-}
+NOTE = function_doc("note.add", [], text={"type": "string"}, tags={"type": "array", "items": {"type": "string"}},
+                    pairs={"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+                    point={"type": "tuple", "items": {"type": "integer"}}, count={"type": "integer"},
+                    meta={"type": "dict"})
 NOTE_ANSWER = [{"note.add": {
     "text": ["New York", ""], "tags": [["a", "b"], ""], "pairs": [[[1, 2]], ""], "point": [[3, 4], ""],
     "count": [5, ""], "meta": [{"k": ["v"], "opt": ["x", ""]}, ""],
