@@ -72,6 +72,7 @@ def _read(name_or_path: str) -> tuple[str, Any]:
 BACKEND_OPTIONS: dict[str, dict[str, type]] = {
     "code_interpreter": {"timeout_s": float, "cpu_s": int, "memory_mb": int, "max_output_chars": int},
     "web_search": {"timeout_s": float, "max_results": int, "search_depth": str, "include_answer": bool},
+    "local_search": {"min_chars": int, "min_score": float},
 }
 
 
@@ -136,16 +137,19 @@ def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str,
     retriever = backend.get("retriever")
     if role == "search" and isinstance(retriever, dict):
         _check_top_k(retriever.get("top_k"), f"{where}.backend.retriever.top_k")
+        _check_options(str(retriever.get("kind")), retriever, f"{where}.backend.retriever")
     raw_slots = backend.get("slots")
     if not isinstance(raw_slots, dict) or not raw_slots:
         raise LabInputError(f"{where}.backend.slots: a mapping of slot name -> model tool entry is required")
+    _check_paper_options(backend, list(raw_slots), f"{where}.backend")
     slots = {}
     for slot, slot_entry in raw_slots.items():
         if not isinstance(slot_entry, dict):
             raise LabInputError(f"{where}.backend.slots.{slot}: must be a tool entry mapping")
         filled = _with_defaults(slot_entry, f"{where}.backend.slots.{slot}", index, pricing)
-        if filled is None or (filled.get("backend") or {}).get("kind") == "paper":
-            raise LabInputError(f"{where}.backend.slots.{slot}: must be a model tool that can be offered here")
+        if filled is None or (filled.get("backend") or {}).get("kind") not in MODEL_KINDS:
+            raise LabInputError(f"{where}.backend.slots.{slot}: must be a model tool ({', '.join(MODEL_KINDS)}) "
+                                "that can be offered here")
         # a slot's model is reached only through its tool: a short entry needs no description of its own
         slots[slot] = {"description": f"{filled.get('model') or filled.get('name')} behind slot {slot}",
                        "category": "generalist", **filled,
@@ -156,6 +160,28 @@ def _paper_entry(entry: dict[str, Any], backend: dict[str, Any], source: str,
         "name": entry.get("name", role), "slots": slots,
         "backend": {k: v for k, v in backend.items() if k != "slots"} | {"role": role},
     }
+
+
+#: The backend kinds that are models, the only ones a paper tool's slot can be (they take a `ModelRequest`).
+MODEL_KINDS = ("sim", "openai", "local_llm")
+
+
+def _check_paper_options(backend: dict[str, Any], slots: list[str], where: str) -> None:
+    """`code_timeout_s` a positive number; `context_tokens` a mapping of this tool's slots to token budgets."""
+    if not isinstance(backend.get("web_fallback", False), bool):
+        raise LabInputError(f"{where}.web_fallback: expected true or false, got {backend['web_fallback']!r}")
+    timeout = backend.get("code_timeout_s", 60.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise LabInputError(f"{where}.code_timeout_s: expected a number of seconds > 0, got {timeout!r}")
+    budgets = backend.get("context_tokens") or {}
+    if not isinstance(budgets, dict):
+        raise LabInputError(f"{where}.context_tokens: expected a mapping of slot -> tokens, got {budgets!r}")
+    for slot, tokens in budgets.items():
+        if slot not in slots:
+            raise LabInputError(f"{where}.context_tokens.{slot}: not a slot of this tool ({', '.join(slots)})")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+            raise LabInputError(f"{where}.context_tokens.{slot}: expected a whole number of tokens >= 1, "
+                                f"got {tokens!r}")
 
 
 def _default_spec(kind: str, backend: dict[str, Any], pricing: str, name: str) -> ToolSpec | None:
@@ -193,16 +219,17 @@ def _unavailable_message(entry: dict[str, Any]) -> str:
             else f"tool {entry.get('name')} not offered")
 
 
-def with_retrieval_top_k(toolkit: Toolkit, top_k: int) -> Toolkit | None:
+def with_retrieval_top_k(toolkit: Toolkit, top_k: int, **filters: Any) -> Toolkit | None:
     """The toolkit with every paper `search` tool that retrieves from a local index returning `top_k`
-    documents per query (its `backend.retriever.top_k`, so the run's toolkit records it); None when
-    no tool of the toolkit does."""
+    documents per query, kept by `filters` (`min_chars`, `min_score`; the released HLE server's) where given
+    (its `backend.retriever`, so the run's toolkit records it); None when no tool of the toolkit does."""
     tools, changed = [], False
     for spec in toolkit.tools:
         retriever = spec.backend.get("retriever") or DEFAULT_RETRIEVER
         if (spec.backend.get("kind") == "paper" and spec.backend.get("role") == "search"
                 and retriever.get("kind") == "local_search"):
-            spec = spec.model_copy(update={"backend": {**spec.backend, "retriever": {**retriever, "top_k": top_k}}})
+            retriever = {**retriever, "top_k": top_k, **filters}
+            spec = spec.model_copy(update={"backend": {**spec.backend, "retriever": retriever}})
             changed = True
         tools.append(spec)
     return toolkit.model_copy(update={"tools": tools}) if changed else None
@@ -225,7 +252,8 @@ def _build(spec: ToolSpec) -> Tool:
         from lab.tools.local_search import LocalSearch
 
         return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec,
-                           top_k=int(spec.backend.get("top_k", 5)))
+                           top_k=int(spec.backend.get("top_k", 5)), min_chars=int(spec.backend.get("min_chars", 0)),
+                           min_score=spec.backend.get("min_score"))
     if kind == "web_search":
         from lab.tools.web_search import web_search_or_none
 
@@ -263,7 +291,7 @@ def _build_paper(spec: ToolSpec) -> Tool:
 
     role = spec.backend["role"]
     models = {slot: _build(slot_spec) for slot, slot_spec in spec.slots.items()}
-    retriever = interpreter = None
+    retriever = interpreter = web_fallback = None
     if role == "search":
         options = spec.backend.get("retriever") or DEFAULT_RETRIEVER
         kind = options.get("kind")
@@ -272,12 +300,20 @@ def _build_paper(spec: ToolSpec) -> Tool:
                                 f"or web_search, got {kind!r}")
         default = _default_spec(kind, options, "default", kind)
         retriever = _build(default.model_copy(update={"backend": {**default.backend, **options}}))
+        if spec.backend.get("web_fallback"):  # released HLE: the web when the index finds fewer than 3
+            from lab.tools.web_search import web_search_or_none
+
+            web_fallback, message = web_search_or_none(search_depth="advanced")
+            if web_fallback is None:
+                raise LabInputError(f"tool '{spec.name}': backend.web_fallback: {message}")
     if role == "enhance_reasoning":
         from lab.tools.code_interpreter import CodeInterpreter
 
-        interpreter = CodeInterpreter()
-    return PaperTool(spec, role, models, retriever=retriever, interpreter=interpreter,
-                     context_chars=int(spec.backend.get("context_chars", 12000)))
+        # released: a program runs up to 60 s (eval_hle.py `subprocess.run(..., timeout=60)`)
+        interpreter = CodeInterpreter(timeout_s=float(spec.backend.get("code_timeout_s", 60.0)))
+    return PaperTool(spec, role, models, retriever=retriever, interpreter=interpreter,  # type: ignore[arg-type]
+                     context_chars=int(spec.backend.get("context_chars", 12000)),
+                     context_tokens=dict(spec.backend.get("context_tokens") or {}), web_fallback=web_fallback)
 
 
 @lru_cache(maxsize=4)

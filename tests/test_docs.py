@@ -89,3 +89,23 @@ def test_the_readme_toolkit_loads_with_every_model_priced(tmp_path):
     toolkit = load_toolkit(str(tmp_path / "my-endpoints.yaml"))
     models = [t for t in toolkit.tools if t.model]
     assert len(models) == 3 and all(t.input_per_mtok > 0 and t.output_per_mtok > 0 for t in models)
+
+
+def fidelity_rows() -> list[list[str]]:
+    """The rows of docs/reproduce.md's fidelity table: element, released file, verdict, test."""
+    page = (REPO / "docs" / "reproduce.md").read_text()
+    table = page.split("## Fidelity")[1].split("\n## ")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| element")]
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+
+
+def test_the_fidelity_table_leaves_nothing_unknown_and_each_row_names_a_test_that_exists():
+    rows = fidelity_rows()
+    assert len(rows) >= 30
+    for element, released, verdict, test in rows:
+        assert "unknown" not in verdict.lower(), element
+        assert verdict.startswith(("same", "deliberate difference, because")), element
+        assert "deliberate difference" not in verdict or "because" in verdict, element
+        assert released, element
+        path, _, name = test.strip("`").partition("::")
+        assert (REPO / path).is_file() and f"def {name}(" in (REPO / path).read_text(), (element, test)

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from trl import GRPOConfig
 
-from lab.errors import LabInputError, read_yaml
+from lab.errors import LabInputError, first_error, read_yaml
 from lab.reward import RewardScale
 from lab.rollout.config import PROTOCOLS
 
@@ -216,6 +217,20 @@ class OrchestraGRPOConfig(GRPOConfig):
             all kept rounds (as the released verl `token-mean`), `grpo` per round.
         context_tokens (`int`, defaults to `27000`):
             Rounds: the environment context is cut from the front to this many tokens minus the problem's.
+        expert_protocol (`str` or `None`, defaults to `None`):
+            How slot tools ask their experts (`lab.tools.experts`): `released` (the released evaluation's
+            prompts, per-model contexts, sampling and waiting) or `lab`. None: `released` under rounds.
+        document_chars (`int`, defaults to `1200`), document_suffix (`str`, defaults to `" ..."`):
+            Rounds: how each document shows in the orchestrator's context (released evaluation, HLE: 1,200
+            characters and " ..."; released training: 4,000 and nothing).
+        calls_per_round (`str`, defaults to `"first"`):
+            Rounds: `first` runs a round's first valid call (released HLE evaluation); `distinct` every
+            distinct valid tool, `answer` last (released training and FRAMES evaluation).
+        document_order (`str`, defaults to `"reverse"`):
+            Rounds: a search's documents follow the others, least relevant first (released evaluation), or
+            are `interleaved` with them (released training's `merge_documents`).
+        retrieval_top_k (`int` or `None`, defaults to `None`):
+            Documents per search from a local index (released training: 30); None keeps the toolkit's.
 
     Parameters of logging and evaluation:
 
@@ -303,6 +318,22 @@ class OrchestraGRPOConfig(GRPOConfig):
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
     context_tokens: int = field(default=27000,
                                 metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
+    expert_protocol: str | None = field(
+        default=None, metadata={"help": "`released` or `lab` experts (lab.tools.experts); None: released under "
+                                        "rounds."})
+    document_chars: int = field(default=1200, metadata={"help": "Rounds: characters of each document the "
+                                                                 "orchestrator reads (released training: 4000)."})
+    document_suffix: str = field(default=" ...", metadata={"help": "Rounds: text after each document shown "
+                                                                   "(released training: none)."})
+    calls_per_round: str = field(
+        default="first", metadata={"help": "Rounds: `first` valid call, or every `distinct` valid tool (released "
+                                           "training)."})
+    document_order: str = field(
+        default="reverse", metadata={"help": "Rounds: `reverse` (released evaluation) or `interleaved` (released "
+                                             "training's merge_documents)."})
+    retrieval_top_k: int | None = field(
+        default=None, metadata={"help": "Documents per search from a local index (released training: 30); None: the "
+                                        "toolkit's."})
 
     def reward_scale_refs(self) -> RewardScale | None:
         """The run's one scale under `reward_scale: fixed` or `utility`; None under the paper's per-group min-max."""
@@ -314,7 +345,8 @@ class OrchestraGRPOConfig(GRPOConfig):
         """The `EvalConfig` fields an evaluation of this config's models needs to see them as training did."""
         return {"max_new_tokens": self.turn_max_new_tokens, "observation_chars": self.observation_chars,
                 "orchestrator_latency_per_token_s": self.orchestrator_latency_per_token_s, "protocol": self.protocol,
-                "context_tokens": self.context_tokens}
+                "context_tokens": self.context_tokens, "expert_protocol": self.rollout_config().expert_protocol,
+                "retrieval_top_k": self.retrieval_top_k}
 
     def eval_flags(self) -> str:
         """`eval_settings` as `orchestra eval` flags, for the commands the CLI suggests."""
@@ -324,7 +356,10 @@ class OrchestraGRPOConfig(GRPOConfig):
         if settings["orchestrator_latency_per_token_s"] is not None:
             flags.append(f"--latency-per-token {settings['orchestrator_latency_per_token_s']}")
         if settings["protocol"] == "rounds":
-            flags.append(f"--protocol rounds --context-tokens {settings['context_tokens']}")
+            flags.append(f"--protocol rounds --context-tokens {settings['context_tokens']} "
+                         f"--expert-protocol {settings['expert_protocol']}")
+        if settings["retrieval_top_k"] is not None:
+            flags.append(f"--retrieval-top-k {settings['retrieval_top_k']}")
         return " ".join(flags)
 
     def rollout_config(self) -> Any:
@@ -332,7 +367,9 @@ class OrchestraGRPOConfig(GRPOConfig):
         from lab.rollout import RolloutConfig
 
         return RolloutConfig(max_turns=self.max_turns, observation_chars=self.observation_chars, protocol=self.protocol,
-                             context_tokens=self.context_tokens)
+                             context_tokens=self.context_tokens, expert_protocol=self.expert_protocol,
+                             calls_per_round=self.calls_per_round, document_order=self.document_order,
+                             document_chars=self.document_chars, document_suffix=self.document_suffix)
 
     def __post_init__(self) -> None:
         import torch
@@ -352,6 +389,13 @@ class OrchestraGRPOConfig(GRPOConfig):
         problems = []
         if self.protocol not in PROTOCOLS:
             problems.append(f"protocol {self.protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+        else:
+            try:
+                self.rollout_config()
+            except ValidationError as exc:
+                problems.append(first_error(exc).removeprefix("(root): "))
+        if self.retrieval_top_k is not None and self.retrieval_top_k < 1:
+            problems.append(f"retrieval_top_k {self.retrieval_top_k}: expected documents per search >= 1")
         # under rounds a filtered round is no row at all, so a per-round mean (grpo) is honest too
         allowed = (*ROW_EXCLUDING_LOSSES, "grpo") if self.protocol == "rounds" else ROW_EXCLUDING_LOSSES
         if self.loss_type not in allowed:

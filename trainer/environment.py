@@ -11,7 +11,7 @@ from typing import Any
 
 from lab.eval.config import EvalConfig
 from lab.eval.sources import EvalSource, load_source
-from lab.toolkit import build_tools, load_toolkit
+from lab.toolkit import build_tools, load_toolkit, with_retrieval_top_k
 from lab.tools.base import Tool
 from lab.toolspec import Toolkit
 from trainer.config import OrchestraGRPOConfig
@@ -46,7 +46,10 @@ class TrainingEnvironment:
 
     def toolkit_for(self, pricing: str) -> Toolkit:
         if pricing not in self._toolkits:
-            self._toolkits[pricing] = load_toolkit(self.config.toolkit, pricing=pricing)
+            toolkit = load_toolkit(self.config.toolkit, pricing=pricing)
+            if self.config.retrieval_top_k is not None:  # the released training's 30 documents per search
+                toolkit = with_retrieval_top_k(toolkit, self.config.retrieval_top_k) or toolkit
+            self._toolkits[pricing] = toolkit
         return self._toolkits[pricing]
 
     def examples(self, per_task: int | None = None) -> list[Example]:

@@ -58,7 +58,8 @@ TRAINED_SOURCES: tuple[str, ...] = ("trainer/*.py", "lab/rollout/*.py", "lab/rew
 WARM_START_FIELDS: tuple[str, ...] = (
     "model", "tiny_model", "benchmark", "families", "toolkit", "train_split", "task_limit", "protocol",
     "context_tokens", "max_turns", "observation_chars", "seed", "tool_subset_min", "pricing_providers",
-    "held_out_pricing", "training_instructions", "bf16",
+    "held_out_pricing", "training_instructions", "bf16", "expert_protocol", "calls_per_round", "document_order",
+    "retrieval_top_k", "document_chars", "document_suffix",
 )
 
 FINGERPRINT_FILE = "fingerprint.json"

@@ -69,6 +69,7 @@ def collect_runs(config: OrchestraGRPOConfig, store: Store, task_ids: list[str],
             max_turns=[config.max_turns], observation_chars=config.observation_chars, seed=config.seed,
             run_name=f"warm-start-{orchestrator.split(':')[-1]}",
             protocol=config.protocol, context_tokens=config.context_tokens,
+            expert_protocol=config.eval_settings()["expert_protocol"], retrieval_top_k=config.retrieval_top_k,
         )
         run_ids += [s.run_id for s in run_eval(eval_config, store, console)]
     return run_ids

@@ -164,8 +164,8 @@ def check_task(task: BenchmarkTask, model_output: Any, underscore_names: bool = 
     """BFCL's AST check of a model output against a loaded task.
 
     `underscore_names`: the output comes from a function-calling API that cannot put `.` in a tool name,
-    so `math_factorial` stands for `math.factorial` (see `check_bfcl`). The lab's own grader leaves it off:
-    its recording tools keep the dotted names.
+    so `math_factorial` stands for `math.factorial` (see `check_bfcl`). The lab's grader turns it on for
+    an orchestrator behind such an API (`EvalSource.function_calling`), to which the names are offered so.
     """
     if task.answer_type != "function_calls":
         raise LabInputError(f"task {task.task_id}: not a BFCL task (answer_type {task.answer_type})")
@@ -182,17 +182,24 @@ def _load(
 
 
 def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
-    """The task's functions are offered as tools that record their calls; the AST check grades the calls."""
+    """The task's functions are offered as tools that record their calls; the AST check grades the calls.
+    To an orchestrator behind a function-calling API (`EvalSource.function_calling`) they are offered with
+    `.` written `_` (`math_factorial`), and graded accepting those names, as the leaderboard treats such
+    models (its `convert_func_name` and `underscore_to_dot`)."""
     tasks = _load(qualifier, path, split, None)
 
     async def grader(task: BenchmarkTask, answer: str | None, context: ToolContext) -> float:
         calls = [{"name": c["name"], "arguments": c["arguments"]} for c in recorded_calls(context)]
-        return float(check_task(task, calls).valid)
+        return float(check_task(task, calls, underscore_names=source.function_calling).valid)
 
     def task_tools(task: BenchmarkTask) -> dict[str, Tool]:
-        return {f["name"]: RecordingTool(tool_spec(f)) for f in task.meta.get("functions", [])}
+        functions = task.meta.get("functions", [])
+        if source.function_calling:
+            functions = [{**f, "name": f["name"].replace(".", "_")} for f in functions]
+        return {f["name"]: RecordingTool(tool_spec(f)) for f in functions}
 
-    return EvalSource("bfcl", list(tasks), grader, [t.to_record() for t in tasks], task_tools=task_tools)
+    source = EvalSource("bfcl", list(tasks), grader, [t.to_record() for t in tasks], task_tools=task_tools)
+    return source
 
 
 def tool_spec(function: dict[str, Any]) -> ToolSpec:

@@ -160,10 +160,12 @@ def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
 
 #: The released evaluation's FRAMES rules under the round protocol (evaluation/eval_frames.py): 150
 #: documents per `search`, 4,000 characters each and no ` ...` after one, `search` withdrawn once a
-#: document exists, a 24,000-token context.
+#: document exists, a 24,000-token context, every distinct valid tool of a round run, and the FRAMES
+#: expert prompts and budgets (`lab.tools.experts`).
 SOURCE = BenchmarkSource(
     name="frames", usage="frames", description="FRAMES multi-hop QA (824 questions)", load=_load, open=_open,
     rounds=True, released_top_k=150,
     documents=DocumentRules(context_tokens=24000, document_chars=4000, document_suffix="",
-                            withdraw_search_after_documents=True),
+                            withdraw_search_after_documents=True, expert_variant="frames",
+                            calls_per_round="distinct"),
 )

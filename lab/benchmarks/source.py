@@ -33,6 +33,7 @@ from lab.records import TaskRecord
 from lab.rollout.engine import Grader
 from lab.task import Task
 from lab.tools.base import Tool, ToolContext
+from lab.tools.experts import Variant
 
 
 class UserSimulator(Protocol):
@@ -64,6 +65,9 @@ class EvalSource:
     task_tools: Callable[[Task], dict[str, Tool]] = no_tools
     #: The simulated user of a task that is a conversation (tau2), else None.
     user: Callable[[Task], UserSimulator | None] = no_user
+    #: The orchestrator is behind a function-calling API (`openai:`), whose tool names cannot hold `.`: a
+    #: benchmark whose functions have dotted names offers and grades them the API's way (BFCL). Set by the run.
+    function_calling: bool = False
 
     def tools_for(self, task: Task) -> dict[str, Tool]:
         return self.task_tools(task)
@@ -82,6 +86,10 @@ class DocumentRules:
     document_suffix: str = " ..."
     #: `search` is withdrawn once a document is in the context.
     withdraw_search_after_documents: bool = False
+    #: Which released script's expert prompts and budgets apply (`lab.tools.experts`): eval_hle.py or eval_frames.py.
+    expert_variant: Variant = "hle"
+    #: Which calls of a round run: the first valid one (released HLE) or each distinct valid tool (released FRAMES).
+    calls_per_round: str = "first"
 
 
 #: `(qualifier, path, split, limit, **options) -> tasks`, the library's `load_benchmark`.
@@ -107,6 +115,8 @@ class BenchmarkSource:
     rounds: bool = False
     #: Documents per `search` in the released evaluation under rounds (its `--retrieval-top-k` default).
     released_top_k: int | None = None
+    #: What the released retrieval server keeps of a search under rounds (`LocalSearch` `min_chars`, `min_score`).
+    released_filters: dict[str, Any] = field(default_factory=dict)
     documents: DocumentRules = field(default_factory=DocumentRules)
     #: A simulated judge (`sim:`) knows its answers (only the offline world's).
     simulated_judge: bool = False

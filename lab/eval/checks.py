@@ -17,6 +17,7 @@ from lab.eval.config import EvalConfig
 from lab.preference import task_preferences
 from lab.rollout.rounds import check_catalog
 from lab.toolkit import load_toolkit, with_retrieval_top_k
+from lab.tools.experts import budget_problem, family_of
 from lab.toolspec import Toolkit, ToolSpec
 
 
@@ -29,6 +30,8 @@ def checked_toolkit(config: EvalConfig, console: Console | None = None) -> Toolk
     check_before_work(config, toolkit)
     if held.get():
         notes.file.write(held.get())
+    for line in run_notices(config, toolkit):
+        notes.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
     return toolkit
 
 
@@ -39,6 +42,8 @@ def check_before_work(config: EvalConfig, toolkit: Toolkit) -> None:
     check_llm_flags(config, toolkit)
     if config.protocol == "rounds":
         check_round_toolkit(toolkit, config.catalog)
+    if config.expert_protocol == "released":
+        check_expert_budgets(config, toolkit)
     with_search_depth(config, toolkit)
     for preference, _ in config.variants():
         task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
@@ -82,12 +87,61 @@ def retrieval_top_k_for(config: EvalConfig) -> int | None:
 
 
 def with_search_depth(config: EvalConfig, toolkit: Toolkit) -> Toolkit:
-    """The toolkit whose `search` tools retrieve `retrieval_top_k_for(config)` documents; an explicit
+    """The toolkit whose `search` tools retrieve `retrieval_top_k_for(config)` documents (under rounds, kept by
+    the benchmark's released filters: HLE's 100 characters and 0.1 score); an explicit
     `--retrieval-top-k` on a toolkit without such a tool is refused, a released default skips it."""
     top_k = retrieval_top_k_for(config)
-    deeper = with_retrieval_top_k(toolkit, top_k) if top_k is not None else None
+    filters = find_source(config.benchmark).released_filters if config.protocol == "rounds" else {}
+    deeper = with_retrieval_top_k(toolkit, top_k, **filters) if top_k is not None else None
     if deeper is None and config.retrieval_top_k is not None:
         raise LabInputError(f"--retrieval-top-k {config.retrieval_top_k}: toolkit '{toolkit.name}' has no "
                             "`search` tool retrieving from a local index "
                             "(backend.retriever.kind: local_search; e.g. --toolkit paper)")
     return deeper or toolkit
+
+
+def _slots(toolkit: Toolkit) -> list[tuple[ToolSpec, str, ToolSpec]]:
+    """(paper tool, slot, slot model) of every slot of the toolkit's paper tools."""
+    return [(spec, slot, model) for spec in toolkit.tools if spec.backend.get("kind") == "paper"
+            for slot, model in spec.slots.items()]
+
+
+def check_expert_budgets(config: EvalConfig, toolkit: Toolkit) -> None:
+    """Refuse a released-protocol run whose expert budget (context + tokens to generate) cannot fit a slot
+    model's window: its server's `--max-model-len` (`backend.context_window`) or its model card's."""
+    variant = find_source(config.benchmark).documents.expert_variant
+    for spec, slot, model in _slots(toolkit):
+        model_id = model.model or model.name
+        problem = budget_problem(slot, model_id, family_of(model_id, variant), model.backend.get("context_window"),
+                                 (spec.backend.get("context_tokens") or {}).get(slot), model.backend.get("max_tokens"))
+        if problem:
+            raise LabInputError(f"tool '{spec.name}' {problem}")
+
+
+def run_notices(config: EvalConfig, toolkit: Toolkit) -> list[str]:
+    """What a run measures differently from the released evaluation, one line each: an `openai:`
+    orchestrator's context estimated without its tokenizer, and each limit on waiting that cuts a looser
+    one, so the stricter never wins silently:
+    `--tool-timeout-s` under a model backend's `timeout_s` or the released experts' ceiling, and a backend's
+    own `timeout_s` under that ceiling."""
+    lines = []
+    if config.protocol == "rounds" and config.orchestrator.startswith("openai:") and not config.orchestrator_tokenizer:
+        lines.append("the openai: orchestrator's context is measured as characters / 4; --orchestrator-tokenizer "
+                     "DIR counts it in the served model's tokens, as the released evaluation does")
+    released = config.expert_protocol == "released"
+    cut_by_run, cut_by_backend = [], []
+    for _, slot, model in _slots(toolkit):
+        own = model.backend.get("timeout_s") if model.backend.get("kind") == "openai" else None
+        allowed = min(config.expert_timeout_s, own) if released and own else (config.expert_timeout_s if released
+                                                                               else own)
+        if config.tool_timeout_s is not None and allowed is not None and config.tool_timeout_s < allowed:
+            cut_by_run.append(f"{slot} ({allowed:g} s)")
+        elif released and own and own < config.expert_timeout_s:
+            cut_by_backend.append(f"{slot} ({own:g} s)")
+    if cut_by_run:
+        lines.append(f"--tool-timeout-s {config.tool_timeout_s:g} stops calls before their experts' own limits: "
+                     + ", ".join(cut_by_run))
+    if cut_by_backend:
+        lines.append(f"backend timeout_s stops expert calls before --expert-timeout-s {config.expert_timeout_s:g}: "
+                     + ", ".join(cut_by_backend))
+    return lines

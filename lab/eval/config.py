@@ -12,10 +12,12 @@ from lab.benchmarks import find_source, sources
 from lab.benchmarks.source import benchmark_label, resolve
 from lab.errors import LabInputError, first_error
 from lab.rollout.config import Protocol, Tau2Agent
+from lab.tools.experts import ExpertProtocol
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
 _LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
-                 "protocol", "catalog", "context_tokens", "retrieval_top_k", "tau2_agent")
+                 "protocol", "catalog", "context_tokens", "retrieval_top_k", "tau2_agent", "tool_timeout_s",
+                 "expert_timeout_s", "orchestrator_tokenizer")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -68,6 +70,18 @@ class EvalConfig(BaseModel):
     retrieval_top_k: int | None = Field(
         None, ge=1, description="Documents each `search` tool retrieves from its local index; None: under rounds the "
                                 "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
+    orchestrator_tokenizer: str | None = Field(
+        None, description="rounds, openai: orchestrators: a local copy of the served model's tokenizer, so the "
+                          "context is cut in its tokens (else characters / 4).")
+    expert_protocol: ExpertProtocol | None = Field(
+        None, description="How slot tools ask their experts: `released` (the released evaluation's prompts, contexts, "
+                          "sampling and waiting per model; rounds only) or `lab`. None: released under rounds, lab "
+                          "otherwise.")
+    tool_timeout_s: float | None = Field(
+        None, gt=0, description="A ceiling on any one tool call; None: each tool's own limit (a backend's timeout_s, "
+                                "the released experts' --expert-timeout-s).")
+    expert_timeout_s: float = Field(
+        3600.0, gt=0, description="Released experts: ceiling on one expert call, retries included (released: none).")
     user: str = Field(
         "scripted", description="tau2: the simulated user, `scripted` (offline) or an LLM tool of the toolkit.")
     judge: str | None = Field(
@@ -100,6 +114,17 @@ class EvalConfig(BaseModel):
             raise ValueError(f"--benchmark '{self.benchmark}': expected one of {', '.join(s.name for s in sources())}")
         if any(t < 1 for t in self.max_turns):
             raise ValueError(f"--max-turns must be >= 1, got {self.max_turns}")
+        if self.expert_protocol is None:
+            self.expert_protocol = "released" if self.protocol == "rounds" else "lab"
+        elif self.expert_protocol == "released" and self.protocol != "rounds":
+            raise ValueError("--expert-protocol released: the released experts read the documents and programs the "
+                             "round protocol gathers; add --protocol rounds")
+        if self.orchestrator_tokenizer is not None and not self.orchestrator.startswith("openai:"):
+            raise ValueError("--orchestrator-tokenizer is for openai: orchestrators (hf: models count with their "
+                             "own tokenizer; scripts have none)")
+        if self.orchestrator_tokenizer is not None and not Path(self.orchestrator_tokenizer).expanduser().is_dir():
+            raise ValueError(f"--orchestrator-tokenizer {self.orchestrator_tokenizer}: no such folder (a local copy "
+                             "of the served model's tokenizer files)")
         if self.catalog is not None and self.protocol != "rounds":
             raise ValueError("--catalog is read by the round protocol only; add --protocol rounds")
         if self.protocol == "rounds" and not source.rounds:
@@ -168,6 +193,8 @@ class EvalConfig(BaseModel):
         for name in _LATER_FIELDS:  # fields added after runs were logged: at their default they keep old ids
             if identity[name] == type(self).model_fields[name].default:
                 del identity[name]
+        if identity["expert_protocol"] == "lab":  # what every run did before the released experts came
+            del identity["expert_protocol"]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
         if self.judge:  # before v6 a judge graded tau2 NL assertions only: such runs are not resumed as judged ones
             identity["judge_rule"] = "exact-then-judge"

@@ -80,6 +80,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     console = console or Console(stderr=True)
     toolkit = toolkit or checked_toolkit(config, console)  # before the tasks load: a misspelt tool name costs nothing
     source = load_source(config)
+    source.function_calling = config.orchestrator.startswith("openai:")  # tool names as a function-calling API
     toolkit = with_search_depth(config, toolkit)
     tools = build_tools(toolkit)
     if config.user != "scripted":
@@ -94,6 +95,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
                                    task_tools=source.tools_for, temperature=config.temperature, top_p=config.top_p,
                                    max_new_tokens=config.max_new_tokens,
                                    latency_per_token_s=config.orchestrator_latency_per_token_s,
+                                   tokenizer=config.orchestrator_tokenizer,
                                    best_route=_route_training(config, source, toolkit))
     store.write_tasks(list(source.records))
     summaries = []

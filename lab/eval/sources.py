@@ -61,4 +61,7 @@ def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
     return RolloutConfig(max_turns=max_turns, observation_chars=config.observation_chars, protocol=config.protocol,
                          catalog=config.catalog, tau2_agent=config.tau2_agent, context_tokens=context_tokens,
                          document_chars=rules.document_chars, document_suffix=rules.document_suffix,
-                         withdraw_search_after_documents=rules.withdraw_search_after_documents)
+                         withdraw_search_after_documents=rules.withdraw_search_after_documents,
+                         expert_protocol=config.expert_protocol, expert_variant=rules.expert_variant,
+                         calls_per_round=rules.calls_per_round,
+                         tool_timeout_s=config.tool_timeout_s, expert_timeout_s=config.expert_timeout_s)

@@ -25,13 +25,15 @@ def make_policy(
     task_tools: Callable[[Task], dict[str, Tool]] | None = None,
     temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
     latency_per_token_s: float | None = None, best_route: dict[str, Any] | None = None,
+    tokenizer: str | None = None,
 ) -> Policy:
     """Build the orchestrator named by `spec` (the `--orchestrator` flag).
 
     `temperature`, `top_p` and `max_new_tokens` (None: the policy's own default) set how `hf:` and
     `openai:` orchestrators sample; scripts ignore them (their randomness is the rollout seed).
     `best_route` holds what `scripted:best-route` measures its routes with: `train_tasks`, `features`
-    and `config` (the run's rollout config)."""
+    and `config` (the run's rollout config). `tokenizer`: an `openai:` orchestrator's local tokenizer folder
+    (`--orchestrator-tokenizer`)."""
     sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p}
     kind, _, name = spec.partition(":")
     if kind == "scripted":
@@ -57,7 +59,7 @@ def make_policy(
         from lab.policies.openai_policy import OpenAIPolicy
 
         tokens = {} if max_new_tokens is None else {"max_tokens": max_new_tokens}
-        return OpenAIPolicy.from_spec(spec, pricing=pricing, **sampling, **tokens)
+        return OpenAIPolicy.from_spec(spec, pricing=pricing, tokenizer=tokenizer, **sampling, **tokens)
     if kind == "hf":
         from lab.policies.hf_policy import HFPolicy
 

@@ -54,6 +54,7 @@ from lab.policies.eager_request import request_class
 from lab.pricing import ModelPrice, PriceTable
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
 from lab.task import Task
+from lab.tools.experts import tokenizer_counter
 from lab.tools.replicas import COOLDOWN_S, FAILOVER_STATUS, AllReplicasFailed, ReplicaDown, Replicas, replica_urls
 from lab.toolspec import ToolSpec
 
@@ -82,7 +83,10 @@ class OpenAIPolicy:
         max_retries: int = 3,
         price: ModelPrice | None = None,
         replica_cooldown_s: float = COOLDOWN_S,
+        tokenizer: str | None = None,
     ) -> None:
+        """`tokenizer`: a local copy of the served model's tokenizer; the round protocol then cuts the
+        context in its tokens (`count_tokens`), else by the characters / 4 estimate."""
         self.model = model
         #: `base_url`: one URL, or several replicas of the model (a list or comma-separated text).
         self.replicas = Replicas(replica_urls(base_url), cooldown_s=replica_cooldown_s)
@@ -95,6 +99,7 @@ class OpenAIPolicy:
         self.max_retries = max_retries
         self.price = price
         self._http: aiohttp.ClientSession | None = None
+        self.count_tokens = tokenizer_counter(tokenizer, "--orchestrator-tokenizer") if tokenizer else None
         self._is_vllm: bool | None = None
         self._vllm_probe: asyncio.Future[bool] | None = None
 

@@ -12,8 +12,9 @@ search's documents join least relevant first, so the best survive the cut) and t
 their non-empty outputs, cut from the front with the orchestrator's own tokenizer to a token budget. The
 tool catalog travels natively (`tools=` through the chat template, or to the server); the first valid call of a round
 runs, a round without one is skipped (it still uses up a round and counts as a format error), and only `answer` ends the
-task: the orchestrator never answers in its own text. The slot's model receives the problem and this same context, never
-text the orchestrator wrote.
+task: the orchestrator never answers in its own text. The slot's model receives the problem and a context built from
+the same documents and programs (per model under the released expert protocol, `lab.tools.experts`; the orchestrator's
+own under the lab's), never text the orchestrator wrote.
 
 What differs from the conversation protocol (`lab.rollout.engine`) is only the loop; both return the
 same records, so the store, the reward and the reports treat them alike. A preference instruction,
@@ -23,10 +24,10 @@ is fresh, so it must be in each, and there it sits next to the decision it condi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ from lab.rollout.config import RolloutConfig
 from lab.rollout.parse import ToolCall, parse_turn
 from lab.rollout.policy import TokenTrajectory
 from lab.rollout.running import RolloutState, cap_reached, execute_call, record_call
-from lab.tools.base import Observation, Tool, ToolContext, estimate_tokens, validate_arguments
+from lab.tools.base import Tool, ToolContext, estimate_tokens, validate_arguments
+from lab.tools.experts import ExpertSettings, Gathered, RoundView, TokenCounter, cut_front
 from lab.toolspec import ToolSpec
 
 ROUND_SYSTEM = "You are good at using tools."
@@ -49,65 +51,25 @@ PROGRAMS_HEADER = "python code and execution outputs:"
 SEARCH = "search"
 ANSWER = "answer"
 
-#: Tokens of context a slot's model receives (the released HLE budget): a small orchestrator may read a
-#: shorter cut (`RolloutConfig.context_tokens`), but the model it delegates to reads what it can hold.
+#: Tokens of context a slot's model receives under the lab's expert protocol (the released orchestrator's
+#: HLE budget): a small orchestrator may read a shorter cut (`RolloutConfig.context_tokens`), but the model
+#: it delegates to reads what it can hold. The released protocol budgets per model (`lab.tools.experts`).
 MODEL_CONTEXT_TOKENS = 27000
 
-#: (text) -> token count in the orchestrator's own tokenizer
-TokenCounter = Callable[[str], int]
 
-
-@dataclass
-class RoundContext:
-    """What the environment has gathered in one rollout: documents (in the order found, each once) and
-    programs with their outputs."""
-
-    documents: list[str] = field(default_factory=list)
-    programs: list[tuple[str, str]] = field(default_factory=list)
-
-    def add(self, observation: Observation) -> None:
-        """Take what a tool call returned: `meta["documents"]` (retrieval, best first) and `meta["program"]` /
-        `meta["program_output"]` (code); anything else adds nothing to the context.
-
-        Documents join in reverse rank, as in the released code: the context is cut from the front,
-        and a search returns 50 (HLE) or 150 (FRAMES) documents, so the best ones must come last."""
-        for document in reversed(observation.meta.get("documents") or []):
-            if document not in self.documents:
-                self.documents.append(document)
-        if observation.meta.get("program"):
-            self.programs.append((observation.meta["program"], observation.meta.get("program_output") or ""))
-
-    def render(self, document_chars: int, document_suffix: str = " ...") -> str:
-        """The context text in the released layout: `Documents:` then `Doc i: {first document_chars
-        characters}{document_suffix}` each, then `python code and execution outputs:` with each program
-        and its non-empty output in fenced blocks; "" when nothing was gathered."""
-        parts = []
-        if self.documents:
-            parts.append(DOCUMENTS_HEADER + "\n" + "".join(
-                f"Doc {i}: {d[:document_chars]}{document_suffix}\n\n" for i, d in enumerate(self.documents, start=1)))
-        if self.programs:
-            blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n"
-                             + (f"```output\n{out.rstrip()}\n```\n\n" if out.strip() else "")
-                             for code, out in self.programs)
-            parts.append(f"{PROGRAMS_HEADER}\n{blocks}")
-        return "\n".join(parts).strip()
-
-
-def cut_front(text: str, budget: int, count: TokenCounter) -> str:
-    """`text` cut from the front to at most `budget` tokens as `count` measures them (the newest context
-    is kept). Found by bisection on the character offset, so a long context costs O(log n) counts."""
-    if budget <= 0 or not text:
-        return ""
-    if count(text) <= budget:
-        return text
-    low, high = 1, len(text)  # the smallest start offset whose tail fits
-    while low < high:
-        mid = (low + high) // 2
-        if count(text[mid:]) <= budget:
-            high = mid
-        else:
-            low = mid + 1
-    return text[low:]
+def render_context(gathered: Gathered, document_chars: int, document_suffix: str = " ...") -> str:
+    """The orchestrator's context in the released layout: `Documents:` then `Doc i: {first document_chars
+    characters}{document_suffix}` each, then `python code and execution outputs:` with each program and its
+    output in fenced blocks; "" when nothing was gathered."""
+    parts = []
+    if gathered.documents:
+        parts.append(DOCUMENTS_HEADER + "\n" + "".join(
+            f"Doc {i}: {d[:document_chars]}{document_suffix}\n\n" for i, d in enumerate(gathered.documents, start=1)))
+    if gathered.programs:
+        blocks = "".join(f"```python\n{code.rstrip()}\n```\n\n```output\n{out.rstrip()}\n```\n\n"
+                         for code, out in gathered.programs)
+        parts.append(f"{PROGRAMS_HEADER}\n{blocks}")
+    return "\n".join(parts).strip()
 
 
 def round_messages(problem: str, context: str, instruction: str | None = None) -> list[dict[str, str]]:
@@ -123,6 +85,12 @@ def with_instruction(user: str, instruction: str | None) -> str:
         return user
     head, _, tail = user.rpartition("\n\n")
     return f"{head}\n\n{instruction.strip()}\n\n{tail}"
+
+
+def expert_settings(config: RolloutConfig) -> ExpertSettings:
+    """How a run's experts are asked, from its rollout config."""
+    return ExpertSettings(protocol=config.expert_protocol, variant=config.expert_variant,
+                          timeout_s=config.expert_timeout_s, retries=config.expert_retries)
 
 
 def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> int:
@@ -231,7 +199,7 @@ class RoundRecord:
     turn: int = 0
 
 
-def offered_tools(tools: dict[str, Tool], context: RoundContext, config: RolloutConfig) -> dict[str, Tool]:
+def offered_tools(tools: dict[str, Tool], context: Gathered, config: RolloutConfig) -> dict[str, Tool]:
     """The tools of this round: all of them, less `search` once a document exists where the benchmark
     withdraws it (the released FRAMES rule)."""
     if config.withdraw_search_after_documents and context.documents:
@@ -239,20 +207,25 @@ def offered_tools(tools: dict[str, Tool], context: RoundContext, config: Rollout
     return tools
 
 
-def first_valid_call(calls: list[ToolCall], tools: dict[str, Tool]) -> tuple[ToolCall | None, str | None]:
-    """The call this round runs, or None with the reason the round is skipped."""
+def round_calls(calls: list[ToolCall], tools: dict[str, Tool],
+                calls_per_round: str = "first") -> tuple[list[ToolCall], str | None]:
+    """The calls this round runs, or none with the reason the round is skipped: the first valid call
+    (`first`), or each distinct valid tool in the order written, up to an `answer` (`distinct`, the
+    released FRAMES evaluation and training)."""
+    chosen: list[ToolCall] = []
     problem = "no tool call (the orchestrator may only act by calling a tool; `answer` ends the task)"
     for call in calls:
         if call.error:
             problem = call.error
         elif call.name not in tools:
             problem = f"unknown or withdrawn tool '{call.name}' (offered: {', '.join(tools)})"
-        else:
-            invalid = validate_arguments(tools[call.name].spec, call.arguments)
-            if invalid is None:
-                return call, None
+        elif (invalid := validate_arguments(tools[call.name].spec, call.arguments)) is not None:
             problem = invalid
-    return None, problem
+        elif call.name not in {c.name for c in chosen}:
+            chosen.append(call)
+            if calls_per_round == "first" or call.name == ANSWER:
+                break
+    return chosen, None if chosen else problem
 
 
 async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instruction: str | None,
@@ -260,7 +233,8 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
                       count: TokenCounter, started: float) -> list[RoundRecord]:
     """Play rounds until `answer` ran, the round limit or a cap; fills `state` as the engine's loop does.
     Raises what the policy raises (the engine turns it into the rollout's status)."""
-    gathered = RoundContext()
+    gathered = Gathered(order=config.document_order)
+    experts = expert_settings(config)
     rounds: list[RoundRecord] = []
     last_observation: list[str] = []
     budget = context_budget(config, problem, count)
@@ -269,38 +243,44 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         offered = offered_tools(tools, gathered, config)
         specs = [tool.spec for tool in offered.values()]
         catalog = load_catalog(config.catalog, specs) if config.catalog else round_catalog(specs)
-        rendered = gathered.render(config.document_chars, config.document_suffix)
+        rendered = render_context(gathered, config.document_chars, config.document_suffix)
         environment = cut_front(rendered, budget, count)
-        # the slot's model reads the context at the released budget, whatever the orchestrator's own cut
-        context.environment_context = cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens)
+        # the lab's experts read the context at the released budget, whatever the orchestrator's own cut;
+        # the released ones read their own (`lab.tools.experts.expert_context`)
+        context.round = RoundView(gathered, cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens), count, experts)
         messages = round_messages(problem, environment, instruction)
         output = await session.generate(messages, tools=catalog, observations=last_observation)
         state.input_tokens += output.input_tokens
         state.output_tokens += output.output_tokens
         state.cost_usd += output.cost_usd
         parsed = parse_turn(output.text, output.native_calls)
-        call, problem_text = first_valid_call(parsed.calls, offered)
+        calls, problem_text = round_calls(parsed.calls, offered, config.calls_per_round)
         if output.tokens is not None and output.tokens.completion_ids:
-            rounds.append(RoundRecord(output.tokens, valid=call is not None, turn=turn))
+            rounds.append(RoundRecord(output.tokens, valid=bool(calls), turn=turn))
         prompt = messages[1]["content"]
-        if call is None:
+        if not calls:
             state.format_ok = False
             state.steps.append(StepRecord(**key, turn=turn, kind="format_error", reasoning=parsed.reasoning,
                                           error=problem_text, prompt=prompt))
             last_observation = []
             state.latency_s += output.latency_s
         else:
-            observation, _ = await execute_call(call, 0, offered, context, config)
-            state.latency_s += output.latency_s + observation.latency_s
-            record_call(state, context, {**key, "turn": turn}, call, observation, False,
-                        reasoning=parsed.reasoning, prompt=prompt)
-            if observation.error is None:
-                gathered.add(observation)
-            last_observation = [observation.text]
-            final = observation.meta.get("final_answer") if observation.error is None else None
-            if final is not None:
-                state.answer = str(final)
-                state.steps.append(StepRecord(**key, turn=turn, call_idx=1, kind="answer", observation=state.answer))
+            # the calls of a round run together, each on the context gathered before it (released)
+            ran = await asyncio.gather(*(execute_call(call, 0, offered, context, config) for call in calls))
+            observations = [observation for observation, _ in ran]
+            state.latency_s += output.latency_s + max(observation.latency_s for observation in observations)
+            for index, (call, observation) in enumerate(zip(calls, observations)):
+                record_call(state, context, {**key, "turn": turn}, call, observation, False, call_idx=index,
+                            reasoning=parsed.reasoning, prompt=prompt)
+                if observation.error is None:
+                    gathered.add(observation)
+            last_observation = [observation.text for observation in observations]
+            finals = [o.meta["final_answer"] for o in observations
+                      if o.error is None and o.meta.get("final_answer") is not None]
+            if finals:
+                state.answer = str(finals[0])
+                state.steps.append(StepRecord(**key, turn=turn, call_idx=len(calls), kind="answer",
+                                              observation=state.answer))
                 break
         state.stop_reason, state.cut = cap_reached(config, state, time.monotonic() - started)
         if state.stop_reason:

@@ -59,7 +59,7 @@ async def execute_call(
     try:
         return await asyncio.wait_for(tool.execute(call.arguments, context), timeout=config.tool_timeout_s), False
     except TimeoutError:
-        message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s"
+        message = f"tool '{call.name}' timed out after {config.tool_timeout_s:g} s (the run's tool_timeout_s)"
     except Exception as exc:  # a tool bug is reported to the orchestrator, the rollout goes on
         message = f"tool '{call.name}' failed: {type(exc).__name__}: {exc}"
     return Observation.failure(message, latency_s=time.monotonic() - started), False

@@ -47,15 +47,23 @@ from lab.pricing import PriceTable
 from lab.sim.draws import Draw, decide, stable_seed
 from lab.sim.profiles import Profile, get_profile
 from lab.sim.wrong import format_answer, graded_wrong_answer, lookup_plan, wrong_program
-from lab.tools.base import Observation, ToolContext, estimate_tokens, validate_arguments
+from lab.tools.base import ModelRequest, Observation, ToolContext, estimate_tokens, validate_arguments
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
 from lab.world.task import WorldTask, evidence_found
 
 SIM_PREFIX = "sim:"
-#: A prompt asking for a program (what an orchestrator or the paper's `enhance_reasoning` writes).
-CODE_REQUEST_RE = re.compile(r"\bwrite (?:a |the |one )?python (?:program|script|code)\b", re.IGNORECASE)
-#: A prompt asking for a search query (the paper's `search` tool, or an orchestrator planning hops).
-QUERY_REQUEST_RE = re.compile(r"\bwrite (?:a |one )?(?:short )?search query\b", re.IGNORECASE)
+#: A prompt asking for a program (what an orchestrator or the paper's `enhance_reasoning` writes; the released
+#: expert prompt asks to "write additional python code").
+CODE_REQUEST_RE = re.compile(r"\bwrite (?:a |the |one |additional )?python (?:program|script|code)\b", re.IGNORECASE)
+#: A prompt asking for a search query (the paper's `search` tool, or an orchestrator planning hops; the released
+#: expert prompts ask to "write a query to search" / "write a concise query to search Wikipedia").
+QUERY_REQUEST_RE = re.compile(r"\bwrite (?:a |one )?(?:short |concise )?(?:search query|query to search)\b",
+                              re.IGNORECASE)
+#: The reply formats a prompt can ask for (the released expert protocol's): a query in `<query>` tags, an
+#: answer in `\boxed{}` (system message of the Qwen answer models) or in `<answer>` tags (GPT-5, Llama).
+QUERY_TAGS_RE = re.compile(r"</query>")
+BOXED_RE = re.compile(r"\\boxed\{\}")
+ANSWER_TAGS_RE = re.compile(r"</answer>")
 #: The query reply when nothing is left to look up.
 NO_QUERY = "none"
 #: Reply without an offline-world task: says what it is and carries no answer line, so no grader can score it.
@@ -124,7 +132,12 @@ class SimModel:
         problem = validate_arguments(self.spec, arguments)
         if problem:
             return Observation.failure(problem, model=self.spec.model, simulated=True)
-        prompt: str = arguments["prompt"]
+        return await self.ask(ModelRequest(arguments["prompt"]), context)
+
+    async def ask(self, request: ModelRequest, context: ToolContext | None = None) -> Observation:
+        """The reply to a whole request: the role is read from the prompt and the reply format from the prompt
+        and the system message, as a real model reads them; sampling settings leave a simulated model as is."""
+        prompt = request.prompt
         context = context or ToolContext()
         rng = random.Random(call_seed(context.seed, context.task_id, self.spec.name, prompt))
         task = context.task
@@ -133,10 +146,11 @@ class SimModel:
         else:
             role = reply_role(task, prompt)
             text, meta = getattr(self, f"_{role}")(task, prompt, context, rng)
+            text = in_requested_format(text, role, f"{request.system or ''}\n{prompt}")
             meta["role"] = role
         length = self.profile.output_tokens
         output_tokens = max(1, round(rng.lognormvariate(length.mu, length.sigma)))
-        input_tokens = estimate_tokens(prompt)
+        input_tokens = estimate_tokens(prompt) + (estimate_tokens(request.system) if request.system else 0)
         latency = self._latency(output_tokens, rng)
         if self.realtime_scale > 0:
             await asyncio.sleep(latency * self.realtime_scale)
@@ -232,6 +246,24 @@ class SimModel:
         # mu = -sigma^2/2 gives the multiplier mean 1, so the profile's expected latency is the mean.
         multiplier = rng.lognormvariate(-lat.jitter**2 / 2, lat.jitter) if lat.jitter > 0 else 1.0
         return lat.expected(output_tokens) * multiplier
+
+
+def in_requested_format(text: str, role: str, request: str) -> str:
+    """A reply in the format the request asks for: the last `QUERY:` / `ANSWER:` line of the lab's format becomes
+    `<query>...</query>`, `\\boxed{...}` or `<answer>...</answer>` when the request asks for those (the released
+    expert prompts do); otherwise the text is unchanged."""
+    marker = {"query": "QUERY:", "answer": "ANSWER:", "plan": "ANSWER:"}.get(role)
+    if marker is None or marker not in text:
+        return text
+    head, _, value = text.rpartition(marker)
+    value = value.strip()
+    if role == "query" and QUERY_TAGS_RE.search(request):
+        return f"{head}<query>{value}</query>"
+    if role != "query" and BOXED_RE.search(request):
+        return f"{head}The final answer is \\boxed{{{value}}}."
+    if role != "query" and ANSWER_TAGS_RE.search(request):
+        return f"<think>\n{head.strip()}\n</think>\n<answer>\n{value}\n</answer>"
+    return text
 
 
 def _confidence(draw: Draw) -> str:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +116,16 @@ class OpenAICompatServer:
         asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+
+    @contextlib.asynccontextmanager
+    async def serving_here(self) -> AsyncIterator[OpenAICompatServer]:
+        """Serve on the running event loop instead of a thread: with `lab.testing.virtual_clock`, the
+        server's latency and the client's timeouts then run on one (virtual) clock."""
+        await self._startup()
+        try:
+            yield self
+        finally:
+            await self._shutdown()
 
     def __enter__(self) -> OpenAICompatServer:
         return self.start()

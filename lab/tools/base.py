@@ -10,12 +10,15 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from lab.task import Task
 from lab.toolspec import ToolSpec
+
+if TYPE_CHECKING:
+    from lab.tools.experts import RoundView
 
 
 class Observation(BaseModel):
@@ -45,6 +48,34 @@ def estimate_tokens(text: str) -> int:
     8
     """
     return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request to a model tool (`ask`): what a slot tool sends its expert. `execute({"prompt": p})` is
+    `ask(ModelRequest(p))`; the other fields are the released expert protocol's (`lab.tools.experts`):
+    a system message, sampling, and how long to wait. None leaves the tool's own setting."""
+
+    prompt: str
+    system: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    #: ceiling for the whole call, retries included
+    timeout_s: float | None = None
+    #: retries after the first attempt, and the longest wait between two
+    retries: int | None = None
+    backoff_max_s: float | None = None
+
+
+@runtime_checkable
+class ModelTool(Protocol):
+    """A tool that is a model: besides `execute({"prompt": ...})`, it takes a whole `ModelRequest`."""
+
+    spec: ToolSpec
+
+    async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation: ...
+
+    async def ask(self, request: ModelRequest, context: ToolContext | None = None) -> Observation: ...
 
 
 @dataclass
@@ -79,9 +110,10 @@ class ToolContext:
     #: Per-rollout state of stateful tools, keyed by tool domain (e.g. a `lab.env.state.Session`),
     #: and what the rollout engine leaves for graders and experts (`AGENT_MESSAGES`, `CONVERSATION`).
     state: dict[str, Any] = field(default_factory=dict)
-    #: Round protocol (`lab.rollout.rounds`): the context the environment built for this round (documents,
-    #: programs and outputs), which slot tools hand their model in place of the transcript. None otherwise.
-    environment_context: str | None = None
+    #: Round protocol (`lab.rollout.rounds`): what the environment gathered this rollout (documents, programs
+    #: and outputs), the context the orchestrator saw, and how experts are asked (`lab.tools.experts`); slot
+    #: tools build their model's prompt from it in place of the transcript. None otherwise.
+    round: RoundView | None = None
     #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
     #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
     criteria: dict[str, Any] | None = None

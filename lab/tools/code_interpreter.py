@@ -215,7 +215,9 @@ class CodeInterpreter:
             text=self._text(run, error),
             error=error,
             latency_s=latency,
+            # stdout alone is what the released expert protocol shows of a program (`lab.tools.experts`)
             meta={"isolation": mode, "status": run.status or "killed", "timed_out": run.timed_out,
+                  "stdout": run.stdout.text(),
                   "truncated": run.stdout.total + run.stderr.total > self.max_output_chars},
         )
 

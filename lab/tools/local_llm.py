@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
-from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.tools.base import ModelRequest, Observation, ToolContext, validate_arguments
 from lab.toolspec import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -225,15 +225,24 @@ class LocalLLMTool:
         problem = validate_arguments(self.spec, arguments)
         if problem:
             return Observation.failure(problem, model=self.model_id)
-        if not arguments["prompt"].strip():
+        return await self.ask(ModelRequest(arguments["prompt"]), context)
+
+    async def ask(self, request: ModelRequest, context: ToolContext | None = None) -> Observation:
+        """A greedy reply to `request` (its temperature does not apply). The toolkit's system prompt and
+        `max_new_tokens`, when set, win over the request's."""
+        if not request.prompt.strip():
             return Observation.failure(f"tool '{self.spec.name}': argument 'prompt' is empty", model=self.model_id)
         loaded = await self.load()  # cached after the first call; load errors are setup bugs and raise
-        messages = [{"role": "user", "content": arguments["prompt"]}]
-        if self.backend.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.backend.system_prompt})
+        messages = [{"role": "user", "content": request.prompt}]
+        system = self.backend.system_prompt or request.system
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        max_new_tokens = self.backend.max_new_tokens
+        if request.max_tokens is not None and "max_new_tokens" not in self.backend.model_fields_set:
+            max_new_tokens = request.max_tokens
         start = time.monotonic()
         try:
-            text, n_in, n_out = await asyncio.to_thread(_generate, loaded, messages, self.backend.max_new_tokens)
+            text, n_in, n_out = await asyncio.to_thread(_generate, loaded, messages, max_new_tokens)
         except Exception as exc:  # e.g. a prompt longer than the context window, out of memory
             return Observation.failure(
                 f"tool '{self.spec.name}': generation failed: {type(exc).__name__}: {exc}",
@@ -247,5 +256,5 @@ class LocalLLMTool:
             latency_s=time.monotonic() - start,
             model=self.model_id,
             # a model's reply is a claim, not a finding (`lab.world.task.finding`)
-            meta={"device": loaded.device, "max_new_tokens": self.backend.max_new_tokens, "finding": ""},
+            meta={"device": loaded.device, "max_new_tokens": max_new_tokens, "finding": ""},
         )

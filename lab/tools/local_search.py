@@ -205,15 +205,23 @@ class LocalSearch:
     max_top_k = 50
     max_passage_chars = 800  # long passages are cut so one call cannot flood the orchestrator's context
 
+    #: Candidates a filtered search reads before its filters (the released HLE server searches 1,000).
+    filtered_candidates = 1000
+
     def __init__(
         self,
         index: LocalSearchIndex,
         spec: ToolSpec | None = None,
         top_k: int = 5,
         whitelists: Mapping[str, Collection[str]] | None = None,
+        min_chars: int = 0,
+        min_score: float | None = None,
     ) -> None:
+        """`min_chars` / `min_score`: keep only passages longer than / scoring above these (the released HLE
+        retrieval server keeps documents over 100 characters scoring over 0.1, up to its top k)."""
         self.index, self.spec, self.top_k = index, spec or default_local_search_spec(), top_k
         self.whitelists = whitelists
+        self.min_chars, self.min_score = min_chars, min_score
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
         started = time.perf_counter()
@@ -226,7 +234,7 @@ class LocalSearch:
         allowed = self.whitelist_for(context)
         try:
             # Embedding is CPU-bound; a thread keeps the event loop serving other rollouts.
-            passages = await asyncio.to_thread(self.index.search, query, k, allowed)
+            passages = await asyncio.to_thread(self._search, query, k, allowed)
         except Exception as exc:  # a failing backend is an observation, not a crashed rollout
             return Observation.failure(
                 f"tool '{self.spec.name}': search failed ({type(exc).__name__}: {exc})",
@@ -238,6 +246,15 @@ class LocalSearch:
             meta={"doc_ids": [p.doc_id for p in passages], "scores": [round(p.score, 6) for p in passages],
                   "documents": [f"{p.title}: {p.text}" if p.title else p.text for p in passages]},
         )
+
+    def _search(self, query: str, k: int, allowed: list[str] | None) -> list[Passage]:
+        """The top `k` passages that pass the filters, ranked 1..n among those kept."""
+        if not self.min_chars and self.min_score is None:
+            return self.index.search(query, k, allowed)
+        candidates = self.index.search(query, max(k, self.filtered_candidates), allowed)
+        kept = [p for p in candidates if len(p.text) > self.min_chars
+                and (self.min_score is None or p.score > self.min_score)][:k]
+        return [p.model_copy(update={"rank": rank}) for rank, p in enumerate(kept, start=1)]
 
     def whitelist_for(self, context: ToolContext | None) -> list[str] | None:
         """Allowed doc ids: the task's `doc_whitelist` (attribute, key or meta key), else this tool's map."""

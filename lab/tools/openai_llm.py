@@ -31,7 +31,8 @@ import asyncio
 import logging
 import os
 import random
-import time
+from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import openai
@@ -39,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
-from lab.tools.base import Observation, ToolContext, validate_arguments
+from lab.tools.base import ModelRequest, Observation, ToolContext, validate_arguments
+from lab.tools.experts import tokenizer_counter
 from lab.tools.replicas import COOLDOWN_S, FAILOVER_STATUS, AllReplicasFailed, ReplicaDown, Replicas, replica_urls
 from lab.toolspec import ToolSpec
 
@@ -76,6 +78,12 @@ class OpenAIBackend(BaseModel):
     temperature: float | None = Field(None, ge=0, description="Sampling temperature; None -> server default.")
     system_prompt: str | None = Field(None, description="System message put before the delegated prompt.")
     cooldown_s: float = Field(COOLDOWN_S, gt=0, description="With replicas: how long one that failed is skipped.")
+    context_window: int | None = Field(
+        None, gt=0, description="Tokens the server holds (vLLM `--max-model-len`); the released expert protocol's "
+                                "budget for this model must fit it. None: the model card's window.")
+    tokenizer: str | None = Field(
+        None, description="A local tokenizer folder for this model (e.g. the served weights' folder): budgets are "
+                          "then counted in its tokens, not the orchestrator's.")
 
     @field_validator("base_url")
     @classmethod
@@ -106,6 +114,13 @@ class OpenAIChatTool:
         self._clients: dict[str, openai.AsyncOpenAI] = {}  # one pooled client per replica URL
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
+    @cached_property
+    def count_tokens(self) -> Callable[[str], int] | None:
+        """The model's own token counter when the toolkit names its tokenizer folder, else None."""
+        if self.backend.tokenizer is None:
+            return None
+        return tokenizer_counter(self.backend.tokenizer, f"tool '{self.spec.name}': backend.tokenizer")
+
     @property
     def urls(self) -> list[str]:
         """The endpoint's URLs: one, or the replicas of the model."""
@@ -115,27 +130,45 @@ class OpenAIChatTool:
         return f"OpenAIChatTool(name={self.spec.name!r}, base_url={','.join(self.urls)!r})"
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
-        start = time.monotonic()
         problem = validate_arguments(self.spec, arguments)
         if problem:
             return Observation.failure(problem, model=self.model_id)
-        if not arguments["prompt"].strip():
+        return await self.ask(ModelRequest(arguments["prompt"]), context)
+
+    def limit_for(self, request: ModelRequest) -> float:
+        """How long a call of `request` may take, retries included: the request's ceiling (the expert
+        protocol's), unless the toolkit set this backend's `timeout_s` itself; then the stricter of the two
+        (`lab.eval.checks.run_notices` names the one that wins, at the start of a run)."""
+        if request.timeout_s is None:
+            return self.backend.timeout_s
+        if "timeout_s" in self.backend.model_fields_set:
+            return min(request.timeout_s, self.backend.timeout_s)
+        return request.timeout_s
+
+    async def ask(self, request: ModelRequest, context: ToolContext | None = None) -> Observation:
+        """The reply to `request`. The toolkit's own settings win over a request's (system prompt, temperature,
+        max tokens): they are what the user configured for this endpoint; the request fills the rest."""
+        start = _now()
+        if not request.prompt.strip():
             return Observation.failure(f"tool '{self.spec.name}': argument 'prompt' is empty", model=self.model_id)
-        deadline = start + self.backend.timeout_s
+        limit = self.limit_for(request)
+        retries = self.backend.max_retries if request.retries is None else request.retries
+        backoff_max = self.backend.backoff_max_s if request.backoff_max_s is None else request.backoff_max_s
+        deadline = start + limit
         attempts = 0
         last_error = "no attempt made"
         while True:
             attempts += 1
             try:
-                response = await self.replicas.send(lambda url: self._attempt(url, arguments["prompt"], deadline))
+                response = await self.replicas.send(lambda url: self._attempt(url, request, deadline, limit))
                 return self._observation(response, start, attempts)
             except (_Retryable, AllReplicasFailed) as exc:
                 last_error = str(exc)
             except Exception as exc:  # non-retryable: bad request, auth, malformed reply...
                 return self._failure(_describe(exc), start, attempts)
-            delay = _backoff(self.backend, attempts)
-            remaining = deadline - time.monotonic()
-            if attempts > self.backend.max_retries or delay >= remaining:
+            delay = _backoff(self.backend, attempts, backoff_max)
+            remaining = deadline - _now()
+            if attempts > retries or delay >= remaining:
                 return self._failure(last_error, start, attempts)
             logger.warning(
                 "tool '%s': attempt %d failed (%s); retrying in %.2fs",
@@ -151,21 +184,24 @@ class OpenAIChatTool:
 
     # -- stages ----------------------------------------------------------------------------------
 
-    async def _attempt(self, url: str, prompt: str, deadline: float) -> Any:
+    async def _attempt(self, url: str, request: ModelRequest, deadline: float, call_limit: float) -> Any:
         """One HTTP request to one replica, bounded by the call's deadline whatever the server does.
         `ReplicaDown` (connection failed, 502/503/504) sends it on to the next replica at once."""
-        remaining = deadline - time.monotonic()
+        remaining = deadline - _now()
         if remaining <= 0:
-            raise _Retryable(f"timed out after {self.backend.timeout_s:g}s")
+            raise _Retryable(f"timed out after {call_limit:g}s")
         limit = min(remaining, self.backend.attempt_timeout_s or remaining)
         options: dict[str, Any] = {}
-        if self.backend.max_tokens is not None:
-            options["max_tokens"] = self.backend.max_tokens
-        if self.backend.temperature is not None:
-            options["temperature"] = self.backend.temperature
-        messages = [{"role": "user", "content": prompt}]
-        if self.backend.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.backend.system_prompt})
+        max_tokens = self.backend.max_tokens if self.backend.max_tokens is not None else request.max_tokens
+        temperature = self.backend.temperature if self.backend.temperature is not None else request.temperature
+        if max_tokens is not None:
+            options["max_tokens"] = max_tokens
+        if temperature is not None:
+            options["temperature"] = temperature
+        messages = [{"role": "user", "content": request.prompt}]
+        system = self.backend.system_prompt or request.system
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
         try:
             # The SDK timeout bounds the socket; wait_for bounds everything else (DNS, slow bodies).
             return await asyncio.wait_for(
@@ -213,7 +249,7 @@ class OpenAIChatTool:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             cost_usd=self.spec.cost(input_tokens, output_tokens),
-            latency_s=time.monotonic() - start,
+            latency_s=_now() - start,
             model=self.model_id,
             meta=meta,
         )
@@ -222,7 +258,7 @@ class OpenAIChatTool:
         # Redact before shortening, so a cut can never leave part of a key behind; each replica gets room.
         message = _shorten(self._redact(f"tool '{self.spec.name}': {message}"), MAX_ERROR_CHARS * len(self.urls))
         return Observation.failure(
-            message, latency_s=time.monotonic() - start, model=self.model_id, meta={"attempts": attempts}
+            message, latency_s=_now() - start, model=self.model_id, meta={"attempts": attempts}
         )
 
     def _redact(self, text: str) -> str:
@@ -232,9 +268,15 @@ class OpenAIChatTool:
         return text
 
 
-def _backoff(backend: OpenAIBackend, attempts: int) -> float:
-    """Exponential backoff with jitter: base * 2^(n-1), capped, times a factor in [0.5, 1.5)."""
-    return min(backend.backoff_max_s, backend.backoff_s * 2 ** (attempts - 1)) * (0.5 + random.random())
+def _now() -> float:
+    """The running loop's clock (monotonic, as `asyncio.wait_for` reads it): deadlines and latencies are then
+    on the clock the timeouts are, also on a test loop whose clock skips idle time (`lab.testing.virtual_clock`)."""
+    return asyncio.get_running_loop().time()
+
+
+def _backoff(backend: OpenAIBackend, attempts: int, cap: float) -> float:
+    """Exponential backoff with jitter: base * 2^(n-1), capped at `cap`, times a factor in [0.5, 1.5)."""
+    return min(cap, backend.backoff_s * 2 ** (attempts - 1)) * (0.5 + random.random())
 
 
 def _describe(exc: BaseException) -> str:

@@ -28,6 +28,8 @@ from lab.toolspec import ToolSpec
 KEY_ENV = "TAVILY_API_KEY"
 NOT_OFFERED = f"web_search not offered: {KEY_ENV} is not set"
 SearchDepth = Literal["basic", "advanced"]
+#: The released HLE server's web fallback: results per search, chunks per source, least characters of a page.
+RELEASED_RESULTS, RELEASED_CHUNKS, RELEASED_MIN_CHARS = 20, 5, 100
 
 
 def web_search_available() -> bool:
@@ -114,15 +116,49 @@ class WebSearch:
             },
         )
 
-    async def _search(self, query: str, count: int) -> dict[str, Any]:
+    async def search_and_extract(self, query: str) -> Observation:
+        """The released HLE retrieval server's web fallback (evaluation/retrieval_hle.py): an advanced search
+        of 20 results with 5 chunks per source, each result's page extracted (advanced, as text), pages of
+        more than 100 characters kept as documents, highest search score first. Priced as one advanced
+        search plus one extraction per result (`tavily-extract`, the released code's per-document price)."""
+        started = time.perf_counter()
+        try:
+            response = await asyncio.wait_for(self._search(query, RELEASED_RESULTS, depth="advanced",
+                                                           chunks_per_source=RELEASED_CHUNKS), timeout=self.timeout_s)
+        except Exception as exc:  # the released server returns its local hits alone when the search fails
+            message = (f"tool '{self.spec.name}': web fallback search failed ({type(exc).__name__}: "
+                       f"{self._scrub(str(exc))})")
+            return Observation.failure(message, latency_s=time.perf_counter() - started)
+        results = list(response.get("results") or [])
+        pages = await asyncio.gather(*(self._extract(str(r.get("url", ""))) for r in results))
+        kept = sorted(((page, float(r.get("score") or 0.0)) for page, r in zip(pages, results)
+                       if len(page.strip()) > RELEASED_MIN_CHARS), key=lambda pair: -pair[1])
+        table = PriceTable.load()
+        cost = table.price("tavily-search-advanced").per_call + len(results) * table.price("tavily-extract").per_call
+        return Observation(text=f'{len(kept)} web pages for "{query}"', cost_usd=cost,
+                           latency_s=time.perf_counter() - started,
+                           meta={"documents": [page for page, _ in kept], "urls": [r.get("url", "") for r in results]})
+
+    async def _extract(self, url: str) -> str:
+        """A page's text ('' when the extraction fails: the released server skips it)."""
+        try:
+            extraction = await asyncio.wait_for(
+                self._client.extract(urls=[url], extract_depth="advanced", format="text", timeout=self.timeout_s),
+                timeout=self.timeout_s)
+        except Exception:  # noqa: BLE001 - one page that cannot be read is left out, as released
+            return ""
+        return "".join(str(item.get("raw_content") or "") + "\n\n" for item in extraction.get("results") or [])
+
+    async def _search(self, query: str, count: int, depth: str | None = None, **options: Any) -> dict[str, Any]:
         if self._client is None:
             self._client = AsyncTavilyClient(api_key=self._key)
         return await self._client.search(
             query,
-            search_depth=self.search_depth,
+            search_depth=depth or self.search_depth,
             max_results=count,
             include_answer=self.include_answer,
             timeout=self.timeout_s,
+            **options,
         )
 
     def _check_values(self, arguments: dict[str, Any]) -> str | None:

@@ -72,6 +72,17 @@ def eval_command(
     retrieval_top_k: int | None = typer.Option(
         None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under "
                                         "rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
+    orchestrator_tokenizer: str | None = typer.Option(
+        None, "--orchestrator-tokenizer", help="rounds, openai: orchestrators: a local tokenizer folder of the served "
+                                               "model, so the context is cut in its tokens (else characters / 4)."),
+    expert_protocol: str | None = typer.Option(
+        None, "--expert-protocol", help="released (the released evaluation's expert prompts, contexts, sampling and "
+                                        "waiting per model; the default under --protocol rounds) or lab."),
+    tool_timeout_s: float | None = typer.Option(
+        None, "--tool-timeout-s", help="Ceiling on any one tool call in seconds (default: each tool's own limit)."),
+    expert_timeout_s: float = typer.Option(
+        3600.0, "--expert-timeout-s", help="Released experts: ceiling on one expert call, retries included (the "
+                                           "released client retries without end)."),
     user: str = typer.Option(
         "scripted", "--user", help="tau2: the simulated user: scripted (offline) or an LLM tool of the toolkit."),
     judge: str | None = typer.Option(
@@ -100,7 +111,9 @@ def eval_command(
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars,
         orchestrator_latency_per_token_s=orchestrator_latency_per_token, protocol=protocol, catalog=catalog,
-        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, user=user, judge=judge, tau2_agent=tau2_agent,
+        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, expert_protocol=expert_protocol,
+        orchestrator_tokenizer=orchestrator_tokenizer,
+        tool_timeout_s=tool_timeout_s, expert_timeout_s=expert_timeout_s, user=user, judge=judge, tau2_agent=tau2_agent,
         limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name, shard=shard,

@@ -68,7 +68,8 @@ class DemoStages:
 
     def baselines(self) -> None:
         for name, orchestrator in BASELINES.items():
-            self._evaluate(name, orchestrator, protocol=self.config.protocol, context_tokens=self.config.context_tokens)
+            self._evaluate(name, orchestrator, protocol=self.config.protocol, context_tokens=self.config.context_tokens,
+                           expert_protocol=self.config.eval_settings()["expert_protocol"])
 
     def smollm2(self) -> None:
         """SmolLM2-135M-Instruct, untrained, as an orchestrator: what a small model does before any training."""

@@ -136,3 +136,29 @@ def test_missing_field_and_duplicate_id(tmp_path: Path) -> None:
 def test_folder_without_bfcl_files(tmp_path: Path) -> None:
     with pytest.raises(LabInputError, match=r"no BFCL_v4_\*\.json files"):
         load_bfcl(tmp_path)
+
+
+def test_an_orchestrator_behind_a_function_calling_api_gets_and_is_graded_on_underscore_names(tmp_path: Path):
+    """The leaderboard offers `math.factorial` to a function-calling API as `math_factorial` and maps it back
+    when it checks; the lab does the same for `openai:` orchestrators, and keeps dotted names otherwise."""
+    import asyncio
+
+    from lab.benchmarks import find_source
+    from lab.tools.base import ToolContext
+
+    question = {**QUESTION, "function": [{**QUESTION["function"][0], "name": "math.area"}]}
+    folder = make_bfcl(tmp_path, [numbered(question, 0)],
+                       [numbered({**ANSWER, "ground_truth": [{"math.area": {"base": [10]}}]}, 0)])
+
+    def grade(function_calling: bool) -> tuple[list[str], float]:
+        source = find_source("bfcl").open("simple_python", str(folder), None)
+        source.function_calling = function_calling
+        (task,) = source.tasks
+        tools = source.tools_for(task)
+        context = ToolContext(task=task)
+        (name,) = tools
+        asyncio.run(tools[name].execute({"base": 10}, context))
+        return list(tools), asyncio.run(source.grader(task, "", context))
+
+    assert grade(function_calling=False) == (["math.area"], 1.0)
+    assert grade(function_calling=True) == (["math_area"], 1.0)

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from lab.errors import LabInputError
 from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, TokenTrajectory, run_rollout
 from lab.rollout.parse import format_tool_call
-from lab.rollout.rounds import ROUND_SYSTEM, RoundContext, cut_front, load_catalog, round_catalog, round_messages
+from lab.rollout.rounds import ROUND_SYSTEM, load_catalog, render_context, round_catalog, round_messages
 from lab.store import Store, queries
 from lab.tools.base import Observation, ToolContext, estimate_tokens
+from lab.tools.experts import Gathered, cut_front
 from lab.tools.paper import paper_parameters
 from lab.toolspec import ToolSpec
 from tests.conftest import SHARED
@@ -40,7 +41,7 @@ class Slot:
         self.seen: list[str | None] = []
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
-        self.seen.append(context.environment_context if context else None)
+        self.seen.append(context.round.shown if context and context.round else None)
         meta: dict[str, Any] = {"counted_as": arguments["model"]}
         if self.spec.name == "search":
             meta["documents"] = ["Ada Brook founded the lantern guild in 1834."]
@@ -187,8 +188,8 @@ def test_cut_front_keeps_the_longest_tail_within_the_budget(text, budget):
 
 
 def test_the_context_is_cut_from_the_front_by_the_orchestrators_tokenizer():
-    context = RoundContext(documents=[f"document {i} " + "x" * 300 for i in range(6)])
-    text = context.render(1200)
+    context = Gathered(documents=[f"document {i} " + "x" * 300 for i in range(6)])
+    text = render_context(context, 1200)
     words = lambda s: len(s.split())  # noqa: E731 (a stand-in tokenizer: one token per word)
     cut = cut_front(text, 20, words)
     assert words(cut) <= 20 and cut.endswith(text[-50:]) and "document 0" not in cut

@@ -362,3 +362,35 @@ def test_a_repeated_query_is_embedded_once_and_each_caller_gets_its_own_copy(emb
     assert abs(float(np.linalg.norm(second)) - 1.0) < 1e-5
     other = embedder.encode_query(query + "?")
     assert texts == [query, query + "?"] and not np.array_equal(other, second)
+
+
+class RankedIndex:
+    """An index stand-in returning fixed passages best first, as many as asked (it records how many)."""
+
+    def __init__(self, passages: list[tuple[str, float]]) -> None:
+        from lab.tools.local_search import Passage
+
+        self.passages = [Passage(doc_id=str(i), title="", text=text, score=score, rank=i + 1)
+                         for i, (text, score) in enumerate(passages)]
+        self.asked: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def search(self, query: str, k: int = 5, allowed=None) -> list:
+        self.asked.append(k)
+        return self.passages[:k]
+
+
+def test_released_filters_keep_long_documents_scoring_over_the_threshold():
+    long, short = "x" * 101, "y" * 100
+    index = RankedIndex([(long, 0.9), (short, 0.8), (long + "a", 0.5), (long + "b", 0.1), (long + "c", 0.05)])
+    tool = LocalSearch(index, top_k=50, min_chars=100, min_score=0.1)  # the released HLE server's filters
+    observation = asyncio.run(tool.execute({"query": "q"}))
+    assert observation.meta["documents"] == [long, long + "a"]  # 100 characters is not over 100; 0.1 not over 0.1
+    assert observation.meta["scores"] == [0.9, 0.5] and index.asked == [1000]  # read 1,000 hits, as released
+    assert "[2] doc_id=2" in observation.text  # kept passages are ranked among themselves
+    capped = asyncio.run(LocalSearch(index, top_k=1, min_chars=100, min_score=0.1).execute({"query": "q"}))
+    assert capped.meta["documents"] == [long]
+    unfiltered = asyncio.run(LocalSearch(index, top_k=2).execute({"query": "q"}))
+    assert unfiltered.meta["documents"] == [long, short] and index.asked[-1] == 2

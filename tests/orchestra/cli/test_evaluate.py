@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import orchestra
+from tests.conftest import REPO, orchestra
 
 UNKNOWN_KIND = "name: bad\ntools:\n  - {name: x, backend: {kind: telepathy}}\n"
 WORDY_TIMEOUT = "name: bad\ntools:\n  - {name: c, backend: {kind: code_interpreter, timeout_s: soon}}\n"
+SMALL_WINDOW = ("name: served\ntools:\n  - name: answer\n    backend:\n      kind: paper\n      role: answer\n"
+                "      slots:\n        answer-4: {name: qwen3-32b, model: qwen3-32b, backend: {kind: openai, "
+                "base_url: 'http://127.0.0.1:9/v1', model: Qwen/Qwen3-32B, context_window: 16384}}\n")
 WORDY_ENDPOINT = ("name: bad\ntools:\n  - {name: g, model: gpt-5, category: generalist, description: strong, "
                   "backend: {kind: openai, base_url: 'http://127.0.0.1:9/v1', model: gpt-5, timeout_s: soon}}\n")
 
@@ -28,6 +31,13 @@ WORDY_ENDPOINT = ("name: bad\ntools:\n  - {name: g, model: gpt-5, category: gene
     (["eval", "--judge", "no-such-tool"], "", "no-such-tool"),
     (["eval", "--shard", "0/2"], "", "--shard 0/2: i must be 1..2"),
     (["eval", "--shard", "half"], "", "--shard 'half': expected i/N"),
+    (["eval", "--expert-protocol", "verbatim"], "", "expert_protocol: Input should be 'released' or 'lab'"),
+    (["eval", "--expert-protocol", "released"], "", "--expert-protocol released: the released experts read"),
+    (["eval", "--tool-timeout-s", "-1"], "", "tool_timeout_s: Input should be greater than 0"),
+    (["eval", "--expert-timeout-s", "0"], "", "expert_timeout_s: Input should be greater than 0"),
+    (["eval", "--benchmark", "world:hle", "--protocol", "rounds", "--toolkit", "{toolkit}"], SMALL_WINDOW,
+     "slot answer-4 (qwen3-32b): a context budget of 24,000 tokens plus 8,000 to generate exceeds the model's "
+     "window of 16,384"),
 ])
 def test_a_refused_eval_says_one_line_and_creates_nothing(tmp_path, args, toolkit_text, problem):
     toolkit = tmp_path / "bad.yaml"
@@ -46,6 +56,17 @@ def test_the_tavily_note_comes_once_with_a_run_that_starts(tmp_path, monkeypatch
     result = orchestra("eval", "--toolkit", "default", "--limit", "1", db=tmp_path / "runs.duckdb")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.count("TAVILY_API_KEY") == 1
+
+
+def test_a_ceiling_stricter_than_an_experts_wait_is_named_when_the_run_starts(tmp_path):
+    toolkit = tmp_path / "paper-120.yaml"
+    toolkit.write_text((REPO / "configs" / "toolkits" / "paper.yaml").read_text())
+    result = orchestra("eval", "--benchmark", "world:hle", "--toolkit", str(toolkit), "--protocol", "rounds",
+                       "--tool-timeout-s", "120", "--limit", "1", db=tmp_path / "runs.duckdb")
+    assert result.returncode == 0, result.stderr[-2000:]
+    (named,) = [line for line in result.stderr.splitlines() if "--tool-timeout-s 120" in line]
+    assert "stops calls before their experts' own limits" in named and "answer-1 (3600 s)" in named
+    assert named.count(" s)") == 12  # every slot of the paper toolkit, in one line
 
 
 def _trajectories(db):
