@@ -167,7 +167,8 @@ MODEL_KINDS = ("sim", "openai", "local_llm")
 
 
 def _check_paper_options(backend: dict[str, Any], slots: list[str], where: str) -> None:
-    """`code_timeout_s` a positive number; `context_tokens` a mapping of this tool's slots to token budgets."""
+    """`web_fallback` a flag, `code_timeout_s` a positive number, `context_tokens` a mapping of this tool's
+    slots to token budgets."""
     if not isinstance(backend.get("web_fallback", False), bool):
         raise LabInputError(f"{where}.web_fallback: expected true or false, got {backend['web_fallback']!r}")
     timeout = backend.get("code_timeout_s", 60.0)
@@ -311,7 +312,7 @@ def _build_paper(spec: ToolSpec) -> Tool:
 
         # released: a program runs up to 60 s (eval_hle.py `subprocess.run(..., timeout=60)`)
         interpreter = CodeInterpreter(timeout_s=float(spec.backend.get("code_timeout_s", 60.0)))
-    return PaperTool(spec, role, models, retriever=retriever, interpreter=interpreter,  # type: ignore[arg-type]
+    return PaperTool(spec, role, models, retriever=retriever, interpreter=interpreter,
                      context_chars=int(spec.backend.get("context_chars", 12000)),
                      context_tokens=dict(spec.backend.get("context_tokens") or {}), web_fallback=web_fallback)
 

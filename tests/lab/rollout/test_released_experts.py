@@ -192,3 +192,24 @@ def test_a_backend_timeout_the_toolkit_sets_is_kept_under_the_experts_longer_cei
     observation, took = slow_expert_call(tool_timeout_s=None, timeout_s=100.0)
     assert observation.error is not None and "timed out after 100s" in observation.error
     assert took < 150
+
+
+def test_interleaved_document_order_merges_each_search_into_the_earlier_documents(world):
+    from lab.tools.experts import merge_documents
+
+    task = next(t for t in world.select(family="frames", split="test") if t.meta["hops"] == 2)
+    log: list[dict[str, Any]] = []
+    policy = Plays(format_tool_call("search", {"model": "search-1"}), format_tool_call("search", {"model": "search-3"}),
+                   format_tool_call("answer", {"model": "answer-1"}))
+
+    async def grade(t, answer, context):
+        return 1.0
+
+    result = asyncio.run(run_rollout(policy, spied_paper_tools(log), RolloutRequest(run_id="r", task=task), grade,
+                                     RolloutConfig(protocol="rounds", document_order="interleaved")))
+    searches = [s for s in result.steps if s.tool_name == "search"]
+    assert len(searches) == 2 and len(log) == 3
+    first = log[1]["gathered"].documents  # what the first search gathered, least relevant first
+    found = [d for d in log[2]["gathered"].documents if d not in first]
+    assert first and found and log[2]["gathered"].documents == merge_documents(first, found)
+    assert log[2]["gathered"].documents != first + found  # interleaved, not appended
