@@ -10,15 +10,12 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from lab.task import Task
 from lab.toolspec import ToolSpec
-
-if TYPE_CHECKING:
-    from lab.tools.experts import RoundView
 
 
 class Observation(BaseModel):
@@ -110,10 +107,11 @@ class ToolContext:
     #: Per-rollout state of stateful tools, keyed by tool domain (e.g. a `lab.env.state.Session`),
     #: and what the rollout engine leaves for graders and experts (`AGENT_MESSAGES`, `CONVERSATION`).
     state: dict[str, Any] = field(default_factory=dict)
-    #: Round protocol (`lab.rollout.rounds`): what the environment gathered this rollout (documents, programs
-    #: and outputs), the context the orchestrator saw, and how experts are asked (`lab.tools.experts`); slot
-    #: tools build their model's prompt from it in place of the transcript. None otherwise.
-    round: RoundView | None = None
+    #: Round protocol (`lab.rollout.rounds`): a `lab.tools.experts.RoundView`, what the environment gathered
+    #: this rollout (documents, programs and outputs), the context the orchestrator saw, and how experts are
+    #: asked; slot tools build their model's prompt from it in place of the transcript. None otherwise.
+    #: (Typed `Any`: `lab.tools.experts` builds on this module, so this module cannot name its classes.)
+    round: Any = None
     #: What a grader judged, per criterion (tau2: db, communicate, actions, nl; None = not judged), for
     #: graders that judge more than one thing; stored with the trajectory as `criteria_json`.
     criteria: dict[str, Any] | None = None
