@@ -128,8 +128,6 @@ class ExpertSettings:
     timeout_s: float = 3600.0
     #: retries after a failed attempt, `RETRY_PAUSE_S` apart at most
     retries: int = 60
-    #: per slot, a context budget in place of its family's (the paper tool's `backend.context_tokens`)
-    context_tokens: dict[str, int] = field(default_factory=dict)
 
 
 #: How a search's documents join the context: `reverse` (after the others, least relevant first: released
