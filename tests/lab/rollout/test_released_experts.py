@@ -25,29 +25,13 @@ from lab.tools.experts import ExpertSettings, Gathered, RoundView
 from lab.tools.openai_llm import OpenAIChatTool
 from lab.tools.paper import PaperTool, paper_parameters
 from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
+from tests.helpers.plays import Plays
 from tests.helpers.released_experts import (
     released_answer_messages,
     released_code_prompt,
     released_context,
     released_search_prompt,
 )
-
-
-class Plays:
-    """An orchestrator that plays fixed round texts."""
-
-    name = "test:plays"
-
-    def __init__(self, *turns: str) -> None:
-        self.turns = list(turns)
-
-    def session(self, task, specs, seed):
-        from lab.policies.scripted import _ScriptSession
-
-        def script():
-            for turn in self.turns:  # noqa: UP028 - the session send()s observations, which a list iterator refuses
-                yield turn
-        return _ScriptSession(script())
 
 
 class Spy:

@@ -21,23 +21,7 @@ from lab.tools.base import Observation, ToolContext
 from lab.tools.paper import NOTHING_TO_SEARCH, PaperTool, paper_parameters
 from lab.toolspec import ToolSpec
 from lab.world.task import WorldTask
-
-
-class Plays:
-    """An orchestrator that plays fixed turns (what a trained model would write)."""
-
-    name = "test:plays"
-
-    def __init__(self, *turns: str) -> None:
-        self.turns = list(turns)
-
-    def session(self, task, specs, seed):
-        from lab.policies.scripted import _ScriptSession
-
-        def script():
-            for turn in self.turns:  # noqa: UP028 - the session send()s observations, which a list iterator refuses
-                yield turn
-        return _ScriptSession(script())
+from tests.helpers.plays import Plays
 
 
 def test_a_rollout_gathers_context_and_answer_ends_it(world):
