@@ -72,7 +72,7 @@ def _read(name_or_path: str) -> tuple[str, Any]:
 BACKEND_OPTIONS: dict[str, dict[str, type]] = {
     "code_interpreter": {"timeout_s": float, "cpu_s": int, "memory_mb": int, "max_output_chars": int},
     "web_search": {"timeout_s": float, "max_results": int, "search_depth": str, "include_answer": bool},
-    "local_search": {"min_chars": int, "min_score": float},
+    "local_search": {"min_chars": int, "min_score": float, "whitelist_scope": str},
 }
 
 
@@ -99,6 +99,12 @@ def _check_options(kind: str, backend: dict[str, Any], where: str) -> None:
         if not ok:
             raise LabInputError(f"{where}.{option}: expected "
                                 f"{'a number' if expected is float else expected.__name__}, got {value!r}")
+    if kind == "local_search" and "whitelist_scope" in backend:
+        from lab.tools.local_search import WHITELIST_SCOPES
+
+        if backend["whitelist_scope"] not in WHITELIST_SCOPES:
+            raise LabInputError(f"{where}.whitelist_scope: expected one of {', '.join(WHITELIST_SCOPES)}, got "
+                                f"{backend['whitelist_scope']!r}")
 
 
 def _with_defaults(entry: dict[str, Any], source: str, index: int, pricing: str) -> dict[str, Any] | None:
@@ -222,8 +228,9 @@ def _unavailable_message(entry: dict[str, Any]) -> str:
 
 def with_retrieval_top_k(toolkit: Toolkit, top_k: int, **filters: Any) -> Toolkit | None:
     """The toolkit with every paper `search` tool that retrieves from a local index returning `top_k`
-    documents per query, kept by `filters` (`min_chars`, `min_score`; the released HLE server's) where given
-    (its `backend.retriever`, so the run's toolkit records it); None when no tool of the toolkit does."""
+    documents per query, kept by `filters` (`min_chars`, `min_score`, `whitelist_scope`; the released HLE
+    server's) where given (its `backend.retriever`, so the run's toolkit records it); None when no tool of
+    the toolkit does."""
     tools, changed = [], False
     for spec in toolkit.tools:
         retriever = spec.backend.get("retriever") or DEFAULT_RETRIEVER
@@ -254,7 +261,8 @@ def _build(spec: ToolSpec) -> Tool:
 
         return LocalSearch(_search_index(str(spec.backend.get("index", "world"))), spec=spec,
                            top_k=int(spec.backend.get("top_k", 5)), min_chars=int(spec.backend.get("min_chars", 0)),
-                           min_score=spec.backend.get("min_score"))
+                           min_score=spec.backend.get("min_score"),
+                           whitelist_scope=spec.backend.get("whitelist_scope", "inside"))
     if kind == "web_search":
         from lab.tools.web_search import web_search_or_none
 

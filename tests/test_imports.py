@@ -40,8 +40,8 @@ ROOTS = ("lab", "trainer", "app", "orchestra")
 #:   (`app.widgets` reads `orchestra.demo.plan.COMPARED`), and the demo never imports the app; the command
 #:   (`orchestra.cli`), which serves the app, is the top.
 LAYERS: list[tuple[str, ...]] = [
-    ("lab.errors", "lab.output", "lab.pricing", "lab.toolspec", "lab.records", "lab.preference", "lab.reward",
-     "lab.filters", "lab.scoring", "lab.task", "lab.testing"),
+    ("lab.errors", "lab.output", "lab.pricing", "lab.providers", "lab.toolspec", "lab.records", "lab.preference",
+     "lab.reward", "lab.filters", "lab.scoring", "lab.task", "lab.testing"),
     ("lab.store",),
     ("lab.tools",),
     ("lab.env",),

@@ -204,7 +204,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             w_l * latency / l_ref, failed rollouts' spending included (`lab.reward.RewardScale`).
         format_penalty (`float`, defaults to `0.0`):
             Round protocol: a round without a valid call trains as a row of its own with advantage
-            -format_penalty (the released trainer's `stop_properly_penalty`); 0 drops it (the paper's filter).
+            -format_penalty; 0 drops it, as the released trainer does (`generation_quick3.py` selects a round
+            only when `turn_format`). The lab's own lever, not the released `stop_properly_penalty`: that one
+            scales the reward of a generation cut off by length (`finish_reason != 'stop'`) by its
+            `penalty_coef`, and its setter is commented out in the released `ray_trainer.py`, so it is off.
         shared_prompt_forward (`bool`, defaults to `True`):
             In the update, forward each distinct prompt of a micro-batch once and every completion on its
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
@@ -224,8 +227,8 @@ class OrchestraGRPOConfig(GRPOConfig):
             Rounds: how each document shows in the orchestrator's context (released evaluation, HLE: 1,200
             characters and " ..."; released training: 4,000 and nothing).
         calls_per_round (`str`, defaults to `"first"`):
-            Rounds: `first` runs a round's first valid call (released HLE evaluation); `distinct` every
-            distinct valid tool, `answer` last (released training and FRAMES evaluation).
+            Rounds: `first` runs a round's first valid call (released HLE and FRAMES evaluations); `distinct`
+            every distinct valid tool, `answer` last (released training).
         document_order (`str`, defaults to `"reverse"`):
             Rounds: a search's documents follow the others, least relevant first (released evaluation), or
             are `interleaved` with them (released training's `merge_documents`).
@@ -301,7 +304,8 @@ class OrchestraGRPOConfig(GRPOConfig):
     reward_latency_ref_s: float = field(default=60.0,
                                         metadata={"help": "l_ref of `fixed` (scores 0.5) and `utility` (costs w_l)."})
     format_penalty: float = field(default=0.0,
-                                  metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop)."})
+                                  metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop, as "
+                                                    "released; the lab's lever)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
     shared_prompt_forward: bool = field(default=True,
                                         metadata={"help": "Forward each distinct prompt once in the update."})

@@ -36,9 +36,10 @@ def round_rows(results: list[RolloutResult], advantages: list[float], keep: list
                format_penalty: float = 0.0) -> tuple[list[RoundRow], int]:
     """The kept rounds of the kept rollouts, and how many rounds ran no valid call (format errors).
 
-    A format error is dropped (the paper's filter), or with `format_penalty` > 0 trained as a row of its
-    own with advantage -format_penalty, whatever its rollout's fate (the released trainer's
-    `stop_properly_penalty`): dropped, nothing pushes back when probability drifts into malformed calls."""
+    A format error is dropped (the paper's filter, and the released trainer's: it selects a round only when
+    `turn_format`), or with `format_penalty` > 0 trained as a row of its own with advantage -format_penalty,
+    whatever its rollout's fate (the lab's lever, in no released code: dropped, nothing pushes back when
+    probability drifts into malformed calls)."""
     rows, skipped = [], 0
     for result, advantage, kept in zip(results, advantages, keep):
         for record in result.rounds:

@@ -160,12 +160,14 @@ def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
 
 #: The released evaluation's FRAMES rules under the round protocol (evaluation/eval_frames.py): 150
 #: documents per `search`, 4,000 characters each and no ` ...` after one, `search` withdrawn once a
-#: document exists, a 24,000-token context, every distinct valid tool of a round run, and the FRAMES
-#: expert prompts and budgets (`lab.tools.experts`).
+#: document exists, a 24,000-token context, the FRAMES expert prompts and budgets (`lab.tools.experts`),
+#: and two quirks of that script: the first valid call of a round runs (its loop ends in an unconditional
+#: `break`, though `processed_tools` is there to run each distinct tool) and no program ever runs (its
+#: reader fails on a chat completion). `--calls-per-round distinct` and `--run-programs yes` undo them.
 SOURCE = BenchmarkSource(
     name="frames", usage="frames", description="FRAMES multi-hop QA (824 questions)", load=_load, open=_open,
     rounds=True, released_top_k=150,
     documents=DocumentRules(context_tokens=24000, document_chars=4000, document_suffix="",
                             withdraw_search_after_documents=True, expert_variant="frames",
-                            calls_per_round="distinct"),
+                            calls_per_round="first", run_programs=False),
 )

@@ -172,8 +172,10 @@ def _open(qualifier: str, path: str | None, split: str | None) -> EvalSource:
 
 
 #: Under the round protocol, as the released evaluation/eval_hle.py and retrieval_hle.py: up to 50 documents per
-#: `search` ("topk"), each longer than 100 characters and scoring over 0.1.
+#: `search` ("topk"), from the index's global top 1,000 the task's own documents (`example_ids`), each longer
+#: than 100 characters and scoring over 0.1.
 SOURCE = BenchmarkSource(
     name="hle", usage="hle", description="Humanity's Last Exam, text-only (local JSONL/Parquet or source='hub')",
-    load=_load, open=_open, rounds=True, released_top_k=50, released_filters={"min_chars": 100, "min_score": 0.1},
+    load=_load, open=_open, rounds=True, released_top_k=50,
+    released_filters={"min_chars": 100, "min_score": 0.1, "whitelist_scope": "global"},
 )

@@ -88,8 +88,12 @@ class DocumentRules:
     withdraw_search_after_documents: bool = False
     #: Which released script's expert prompts and budgets apply (`lab.tools.experts`): eval_hle.py or eval_frames.py.
     expert_variant: Variant = "hle"
-    #: Which calls of a round run: the first valid one (released HLE) or each distinct valid tool (released FRAMES).
+    #: Which calls of a round run: the first valid one (the released HLE and FRAMES evaluations) or each distinct
+    #: valid tool (`distinct`).
     calls_per_round: str = "first"
+    #: Under the released experts, whether `enhance_reasoning` programs run and join the context (released
+    #: FRAMES: no, `RolloutConfig.run_programs`).
+    run_programs: bool = True
 
 
 #: `(qualifier, path, split, limit, **options) -> tasks`, the library's `load_benchmark`.

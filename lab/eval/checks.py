@@ -2,7 +2,9 @@
 
 `checked_toolkit(config)` is the one place an evaluation's toolkit is loaded and its flags checked
 against it: the LLM flags (`--user`, `--judge`), the round protocol's toolkit and catalog, the retrieval
-depth and every `--preference`. It runs before tasks, models or indexes load and before a store is
+depth, every `--preference`, each endpoint's provider contract (`lab.providers`: a setting the model would
+refuse, a provider or model it cannot place) and, last, every endpoint itself (`lab.tools.endpoints`: one
+`GET /models` each). It runs before tasks, models or indexes load and before a store is
 opened (`orchestra eval` calls it before it opens the store), so a refused command has created
 nothing, and the toolkit's notes on tools it left out are shown only for a command that goes on.
 """
@@ -14,10 +16,13 @@ from rich.console import Console
 from lab.benchmarks import find_source
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
+from lab.policies.openai_policy import OpenAIPolicy
 from lab.preference import task_preferences
 from lab.rollout.rounds import check_catalog
 from lab.toolkit import load_toolkit, with_retrieval_top_k
+from lab.tools.endpoints import Endpoint, check_endpoints
 from lab.tools.experts import budget_problem, family_of
+from lab.tools.openai_llm import OpenAIChatTool
 from lab.toolspec import Toolkit, ToolSpec
 
 
@@ -28,9 +33,10 @@ def checked_toolkit(config: EvalConfig, console: Console | None = None) -> Toolk
     with notes.capture() as held:  # a refused command says one line and nothing else
         toolkit = load_toolkit(config.toolkit, pricing=config.pricing, console=notes)
     check_before_work(config, toolkit)
+    unchecked = check_endpoints(model_endpoints(config, toolkit))
     if held.get():
         notes.file.write(held.get())
-    for line in run_notices(config, toolkit):
+    for line in [*unchecked, *run_notices(config, toolkit)]:
         notes.print(f"[yellow]{line}[/yellow]", highlight=False, soft_wrap=True)
     return toolkit
 
@@ -40,6 +46,7 @@ def check_before_work(config: EvalConfig, toolkit: Toolkit) -> None:
     a store: the LLM flags, the round protocol's toolkit and catalog, the retrieval depth, and every
     `--preference` against the toolkit's features. A refused command has then created nothing."""
     check_llm_flags(config, toolkit)
+    model_endpoints(config, toolkit)  # builds each client once: a request its model would refuse stops here
     if config.protocol == "rounds":
         check_round_toolkit(toolkit, config.catalog)
     if config.expert_protocol == "released":
@@ -69,6 +76,27 @@ def llm_tool_spec(toolkit: Toolkit, name: str, flag: str) -> ToolSpec:
     return spec
 
 
+def model_endpoints(config: EvalConfig, toolkit: Toolkit) -> list[Endpoint]:
+    """Every OpenAI-compatible endpoint the run will call: an `openai:` orchestrator, each `openai` tool and
+    slot of the toolkit (the judge and the user among them). Building each client places its provider
+    contract, so a provider or model the lab cannot place, or a setting the model refuses, is a
+    `LabInputError` here, before any call."""
+    endpoints = []
+    if config.orchestrator.startswith("openai:"):
+        policy = OpenAIPolicy.from_spec(config.orchestrator, pricing=config.pricing, temperature=config.temperature,
+                                        top_p=config.top_p, provider=config.orchestrator_provider,
+                                        family=config.orchestrator_family)
+        endpoints.append(Endpoint("--orchestrator", policy.replicas.urls, policy.model, policy.api_key_env))
+    roles = {config.judge: " (--judge)", config.user: " (--user)"}
+    models = [(f"tool '{spec.name}'{roles.get(spec.name, '')}", spec) for spec in toolkit.tools]
+    models += [(f"slot '{slot}' of tool '{spec.name}'", model) for spec, slot, model in _slots(toolkit)]
+    for role, spec in models:
+        if spec.backend.get("kind") == "openai":
+            tool = OpenAIChatTool(spec)
+            endpoints.append(Endpoint(role, tuple(tool.urls), tool.backend.model, tool.backend.api_key_env))
+    return endpoints
+
+
 def check_round_toolkit(toolkit: Toolkit, catalog: str | None) -> None:
     """Refuse, before any rollout, a toolkit the round protocol cannot end a task with."""
     if not any(spec.name == "answer" for spec in toolkit.tools):
@@ -92,6 +120,8 @@ def with_search_depth(config: EvalConfig, toolkit: Toolkit) -> Toolkit:
     `--retrieval-top-k` on a toolkit without such a tool is refused, a released default skips it."""
     top_k = retrieval_top_k_for(config)
     filters = find_source(config.benchmark).released_filters if config.protocol == "rounds" else {}
+    if config.retrieval_whitelist is not None:  # --retrieval-whitelist over the benchmark's released scope
+        filters = {**filters, "whitelist_scope": config.retrieval_whitelist}
     deeper = with_retrieval_top_k(toolkit, top_k, **filters) if top_k is not None else None
     if deeper is None and config.retrieval_top_k is not None:
         raise LabInputError(f"--retrieval-top-k {config.retrieval_top_k}: toolkit '{toolkit.name}' has no "
@@ -110,10 +140,15 @@ def check_expert_budgets(config: EvalConfig, toolkit: Toolkit) -> None:
     """Refuse a released-protocol run whose expert budget (context + tokens to generate) cannot fit a slot
     model's window: its server's `--max-model-len` (`backend.context_window`) or its model card's."""
     variant = find_source(config.benchmark).documents.expert_variant
+    in_tokens = config.orchestrator.startswith("hf:") or config.orchestrator_tokenizer is not None
     for spec, slot, model in _slots(toolkit):
         model_id = model.model or model.name
+        # a served model's budget counted as characters / 4 needs room for the estimate's error (a simulated
+        # model has no window to overflow)
+        estimated = model.backend.get("kind") != "sim" and not (in_tokens or model.backend.get("tokenizer"))
         problem = budget_problem(slot, model_id, family_of(model_id, variant), model.backend.get("context_window"),
-                                 (spec.backend.get("context_tokens") or {}).get(slot), model.backend.get("max_tokens"))
+                                 (spec.backend.get("context_tokens") or {}).get(slot), model.backend.get("max_tokens"),
+                                 estimated)
         if problem:
             raise LabInputError(f"tool '{spec.name}' {problem}")
 

@@ -5,19 +5,22 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lab.benchmarks import find_source, sources
 from lab.benchmarks.source import benchmark_label, resolve
 from lab.errors import LabInputError, first_error
-from lab.rollout.config import Protocol, Tau2Agent
+from lab.judge import JudgePrompt
+from lab.rollout.config import CallsPerRound, Protocol, Tau2Agent
 from lab.tools.experts import ExpertProtocol
 
 #: Fields added after the first runs were stored; see `EvalConfig.run_id`.
 _LATER_FIELDS = ("observation_chars", "orchestrator_latency_per_token_s", "train_run_id", "train_step", "user", "judge",
                  "protocol", "catalog", "context_tokens", "retrieval_top_k", "tau2_agent", "tool_timeout_s",
-                 "expert_timeout_s", "orchestrator_tokenizer")
+                 "expert_timeout_s", "orchestrator_tokenizer", "orchestrator_provider", "orchestrator_family",
+                 "calls_per_round", "run_programs", "retrieval_whitelist")
 
 #: Orchestrator kinds that are models (sampled by temperature/top_p), unlike `scripted:`.
 MODEL_KINDS = ("hf", "openai")
@@ -70,13 +73,33 @@ class EvalConfig(BaseModel):
     retrieval_top_k: int | None = Field(
         None, ge=1, description="Documents each `search` tool retrieves from its local index; None: under rounds the "
                                 "released depth (FRAMES 150, HLE 50), else the toolkit's `top_k`.")
+    retrieval_whitelist: Literal["inside", "global"] | None = Field(
+        None, description="Where a task's document whitelist applies to each paper `search` over a local index "
+                          "(lab.tools.local_search.WhitelistScope): `global` (the index's top 1,000 hits, then the "
+                          "task's documents among them: the released HLE server's) or `inside` (search among the "
+                          "task's documents only). None: under rounds the benchmark's released scope (HLE: global), "
+                          "else the toolkit's (inside unless it says otherwise).")
     orchestrator_tokenizer: str | None = Field(
         None, description="rounds, openai: orchestrators: a local copy of the served model's tokenizer, so the "
                           "context is cut in its tokens (else characters / 4).")
+    orchestrator_provider: str | None = Field(
+        None, description="openai: orchestrators: whose request rules the endpoint follows (openai or compatible, "
+                          "`lab.providers`); None: placed from the URL.")
+    orchestrator_family: str | None = Field(
+        None, description="openai: orchestrators: the model's family at its provider (openai: reasoning or chat); "
+                          "None: placed from the model id.")
     expert_protocol: ExpertProtocol | None = Field(
         None, description="How slot tools ask their experts: `released` (the released evaluation's prompts, contexts, "
                           "sampling and waiting per model; rounds only) or `lab`. None: released under rounds, lab "
                           "otherwise.")
+    calls_per_round: CallsPerRound | None = Field(
+        None, description="rounds: `first` (the first valid call of a round runs) or `distinct` (each distinct valid "
+                          "tool, together, `answer` last: what eval_frames.py's `processed_tools` intends, which its "
+                          "final `break` defeats). None: the benchmark's released rule (first, HLE and FRAMES).")
+    run_programs: bool | None = Field(
+        None, description="rounds, released experts: whether `enhance_reasoning` programs run and join the context. "
+                          "None: the benchmark's released rule (HLE yes; FRAMES no, its code reader fails on a chat "
+                          "completion).")
     tool_timeout_s: float | None = Field(
         None, gt=0, description="A ceiling on any one tool call; None: each tool's own limit (a backend's timeout_s, "
                                 "the released experts' --expert-timeout-s).")
@@ -88,6 +111,11 @@ class EvalConfig(BaseModel):
         None, description="An LLM tool of the toolkit as judge (lab.eval.judged): FRAMES/HLE-style answers exact "
                           "match rejects (the released evaluation's rule), tau2 NL assertions; the outcome follows "
                           "it. None: no judge.")
+    judge_prompt: JudgePrompt | None = Field(
+        None, description="The judge's prompt (lab.judge): `released` (the released evaluation's, byte for byte, "
+                          "its reply read as released) or `lab` (the lab's stricter one: answers defused, exactly "
+                          "one verdict tag or no verdict). None: released under the released expert protocol, "
+                          "else lab.")
     tau2_agent: Tau2Agent = Field(
         "lab", description="tau2: `lab` (the lab's agent: the conversation protocol's prompt and catalog) or "
                            "`released` (the released evaluation's: the domain policy in the system prompt, call_expert "
@@ -119,6 +147,13 @@ class EvalConfig(BaseModel):
         elif self.expert_protocol == "released" and self.protocol != "rounds":
             raise ValueError("--expert-protocol released: the released experts read the documents and programs the "
                              "round protocol gathers; add --protocol rounds")
+        if self.retrieval_whitelist is None and self.protocol == "rounds":  # the benchmark's released retrieval
+            self.retrieval_whitelist = source.released_filters.get("whitelist_scope")
+        elif self.retrieval_whitelist is not None and self.protocol != "rounds" and self.retrieval_top_k is None:
+            raise ValueError(f"--retrieval-whitelist {self.retrieval_whitelist}: applies with --protocol rounds or "
+                             "--retrieval-top-k (else set backend.retriever.whitelist_scope in the toolkit)")
+        if self.judge_prompt is None:  # the judge follows the experts: a released run is graded as released
+            self.judge_prompt = "released" if self.expert_protocol == "released" else "lab"
         if self.orchestrator_tokenizer is not None and not self.orchestrator.startswith("openai:"):
             raise ValueError("--orchestrator-tokenizer is for openai: orchestrators (hf: models count with their "
                              "own tokenizer; scripts have none)")
@@ -127,6 +162,11 @@ class EvalConfig(BaseModel):
                              "of the served model's tokenizer files)")
         if self.catalog is not None and self.protocol != "rounds":
             raise ValueError("--catalog is read by the round protocol only; add --protocol rounds")
+        if self.calls_per_round is not None and self.protocol != "rounds":
+            raise ValueError("--calls-per-round is read by the round protocol only; add --protocol rounds")
+        if self.run_programs is not None and self.expert_protocol != "released":
+            raise ValueError("--run-programs is read by the released experts only (the lab's "
+                             "always run programs); add --protocol rounds --expert-protocol released")
         if self.protocol == "rounds" and not source.rounds:
             answering = ", ".join(s.name for s in sources() if s.rounds)
             raise ValueError(f"--protocol rounds: {self.benchmark} tasks are conversations with a user or "
@@ -195,6 +235,10 @@ class EvalConfig(BaseModel):
                 del identity[name]
         if identity["expert_protocol"] == "lab":  # what every run did before the released experts came
             del identity["expert_protocol"]
+        elif self.protocol == "rounds":  # its context and loop became the released ones byte for byte (issue 49)
+            identity["released_rounds"] = 2
+        if identity["judge_prompt"] == "lab" or not self.judge:  # the lab's prompt is what judged runs used before
+            del identity["judge_prompt"]
         identity.update(preference=preference, max_turns=max_turns, toolkit=toolkit_json)
         if self.judge:  # before v6 a judge graded tau2 NL assertions only: such runs are not resumed as judged ones
             identity["judge_rule"] = "exact-then-judge"

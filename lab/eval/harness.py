@@ -52,6 +52,7 @@ from lab.store.writer import TrajectoryWriter
 from lab.task import Task
 from lab.toolkit import build_tools
 from lab.tools.base import Tool
+from lab.tools.openai_llm import OpenAIChatTool
 from lab.toolspec import Toolkit
 
 
@@ -89,13 +90,14 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     # the rollouts that are stored, so every judge call is one a report counts
     model_free = source.grader
     if config.judge:
-        source.grader = judged(source.grader, tools[config.judge])
+        source.grader = judged(source.grader, tools[config.judge], config.judge_prompt or "lab")
     tools_for = rollout_tools(config, source, tools)
     policy = policy or make_policy(config.orchestrator, pricing=config.pricing, tools=tools, grader=model_free,
                                    task_tools=source.tools_for, temperature=config.temperature, top_p=config.top_p,
                                    max_new_tokens=config.max_new_tokens,
                                    latency_per_token_s=config.orchestrator_latency_per_token_s,
-                                   tokenizer=config.orchestrator_tokenizer,
+                                   tokenizer=config.orchestrator_tokenizer, provider=config.orchestrator_provider,
+                                   family=config.orchestrator_family,
                                    best_route=_route_training(config, source, toolkit))
     store.write_tasks(list(source.records))
     summaries = []
@@ -103,7 +105,7 @@ async def run_eval_async(config: EvalConfig, store: Store, console: Console | No
     try:
         for preference, max_turns in config.variants():
             summary = await _run_variant(config, store, source, toolkit, tools_for, policy, preference, max_turns,
-                                         budget, console)
+                                         budget, console, endpoint_tools(tools))
             summaries.append(summary)
             if summary.stopped_by_budget:
                 break
@@ -124,10 +126,37 @@ def _route_training(config: EvalConfig, source: EvalSource, toolkit: Toolkit) ->
             "features": toolkit.feature_names, "config": rollout_config_for(config, max(config.max_turns))}
 
 
+def endpoint_tools(tools: dict[str, Tool]) -> dict[str, OpenAIChatTool]:
+    """The run's OpenAI-compatible model tools by role: each such tool of the toolkit (the judge and the user
+    among them) and each slot model of its paper tools."""
+    found: dict[str, OpenAIChatTool] = {}
+    for name, tool in tools.items():
+        if isinstance(tool, OpenAIChatTool):
+            found[f"tool '{name}'"] = tool
+        for slot, model in (getattr(tool, "models", None) or {}).items():
+            if isinstance(model, OpenAIChatTool):
+                found[f"slot '{slot}' of tool '{name}'"] = model
+    return found
+
+
+def _all_failed(endpoints: dict[str, OpenAIChatTool], before: dict[str, tuple[int, int]]) -> list[str]:
+    """One line for each endpoint that was called since `before` and failed every time: a search slot whose
+    query writer fails still searches (the problem itself, as released), so only this says it never worked."""
+    lines = []
+    for role, tool in endpoints.items():
+        calls, failed = tool.calls - before[role][0], tool.failed_calls - before[role][1]
+        if calls and failed == calls:
+            lines.append(f"{role} ({tool.backend.model}): all {calls} calls failed; last: {tool.last_failure}")
+    return lines
+
+
 async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, toolkit: Toolkit,
                        tools_for: Callable[[Task], dict[str, Tool]], policy: Policy, preference: str | None,
-                       max_turns: int, budget: Budget, console: Console) -> RunSummary:
-    """One run: resume what the store holds, then let workers take the missing (task, sample) pairs."""
+                       max_turns: int, budget: Budget, console: Console,
+                       endpoints: dict[str, OpenAIChatTool]) -> RunSummary:
+    """One run: resume what the store holds, then let workers take the missing (task, sample) pairs. A run in
+    which some endpoint failed every call it was given ends `failed`, naming it (`RunSummary.failed_endpoints`)."""
+    before = {role: (tool.calls, tool.failed_calls) for role, tool in endpoints.items()}
     run_id = config.run_id(preference, max_turns, toolkit.model_dump_json())
     # each task's P and instruction (held-out pair, eval wording or template), picked by task id
     prefs = task_preferences(preference, toolkit.feature_names, config.preference_instruction, toolkit.feature_models())
@@ -206,6 +235,9 @@ async def _run_variant(config: EvalConfig, store: Store, source: EvalSource, too
             # outages, missing verdicts and budget stops leave rollouts to run: the same command resumes them
             status = ("interrupted" if summary.stopped_by_budget or summary.unavailable or summary.judge_failed
                       else "finished")
+            summary.failed_endpoints = _all_failed(endpoints, before)
+            if summary.failed_endpoints and status == "finished":
+                status = "failed"
         except (asyncio.CancelledError, KeyboardInterrupt):
             status = "interrupted"
             raise

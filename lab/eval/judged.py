@@ -1,7 +1,8 @@
 """`--judge TOOL`: an evaluation's grader with a judge model behind it, on every benchmark that has answers to judge.
 
 - Question answering (FRAMES, HLE, the offline world's frames- and hle-like tasks): the released rule,
-  `lab.judge.exact_then_judge`: the model-free grade first, the judge only when it fails.
+  `lab.judge.exact_then_judge`: the model-free grade first, the judge only when it fails, asked with the
+  run's `--judge-prompt` (the released prompt under the released expert protocol, else the lab's).
 - tau2 (and the offline world's shop): the NL assertions the grader left unjudged, over the whole
   conversation (`lab.env.grading.judge_nl`).
 - BFCL: nothing to judge (its AST check is the grade).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.judge import JUDGED_TYPES, exact_then_judge
+from lab.judge import JUDGED_TYPES, JudgePrompt, exact_then_judge
 from lab.rollout.engine import Grader
 from lab.task import Task
 from lab.tools.base import CONVERSATION, JudgeCall, Observation, ToolContext
@@ -43,16 +44,17 @@ class RecordedJudge:
         return observation
 
 
-def judged(grader: Grader, tool: Any) -> Grader:
-    """`grader`, then the judge `tool` where the task has something to judge (module docstring); raises
-    `lab.errors.JudgeError` when the judge gives no verdict."""
+def judged(grader: Grader, tool: Any, prompt: JudgePrompt = "lab") -> Grader:
+    """`grader`, then the judge `tool` where the task has something to judge (module docstring), asked with
+    the lab's or the released `prompt` (`lab.judge`); raises `lab.errors.JudgeError` when the judge gives
+    no verdict."""
 
     async def graded(task: Task, answer: str | None, context: ToolContext) -> float:
         outcome = await grader(task, answer, context)
         exact = outcome >= 1.0
         judge = RecordedJudge(tool, context)
         if task.answer_type in JUDGED_TYPES:
-            outcome = float(await exact_then_judge(judge, task, answer or "", exact))
+            outcome = float(await exact_then_judge(judge, task, answer or "", exact, prompt=prompt))
         else:
             outcome = await _judge_nl(task, answer, context, judge, outcome)
         context.verdicts = {"exact": exact, "judge": outcome >= 1.0}

@@ -115,7 +115,8 @@ class Playground:
             **({} if temperature is None else {"temperature": temperature})})
         policy = make_policy(orchestrator, pricing=config.pricing, temperature=config.temperature,
                              top_p=config.top_p, max_new_tokens=config.max_new_tokens,
-                             latency_per_token_s=config.orchestrator_latency_per_token_s)
+                             latency_per_token_s=config.orchestrator_latency_per_token_s,
+                             provider=config.orchestrator_provider, family=config.orchestrator_family)
         typed = isinstance(task, TypedQuestion)
         request = RolloutRequest(run_id=_run_id(config, task, preference, sample_idx, seed), task=task,
                                  sample_idx=sample_idx, group_id=task.task_id, preference=preference.as_dict(),

@@ -63,5 +63,6 @@ def rollout_config_for(config: EvalConfig, max_turns: int) -> RolloutConfig:
                          document_chars=rules.document_chars, document_suffix=rules.document_suffix,
                          withdraw_search_after_documents=rules.withdraw_search_after_documents,
                          expert_protocol=config.expert_protocol, expert_variant=rules.expert_variant,
-                         calls_per_round=rules.calls_per_round,
+                         calls_per_round=config.calls_per_round or rules.calls_per_round,
+                         run_programs=rules.run_programs if config.run_programs is None else config.run_programs,
                          tool_timeout_s=config.tool_timeout_s, expert_timeout_s=config.expert_timeout_s)

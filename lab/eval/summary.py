@@ -36,6 +36,9 @@ class RunSummary:
     cut: int = 0
     stopped_by_budget: bool = False
     errors: list[str] = field(default_factory=list)
+    #: Endpoints (a slot's model, the judge, the user) that failed every call of the run, one line each: the
+    #: run is then `failed`, whatever its callers fell back to.
+    failed_endpoints: list[str] = field(default_factory=list)
 
     @property
     def accuracy(self) -> float | None:

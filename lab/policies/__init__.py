@@ -25,7 +25,7 @@ def make_policy(
     task_tools: Callable[[Task], dict[str, Tool]] | None = None,
     temperature: float = 0.0, top_p: float = 1.0, max_new_tokens: int | None = None,
     latency_per_token_s: float | None = None, best_route: dict[str, Any] | None = None,
-    tokenizer: str | None = None,
+    tokenizer: str | None = None, provider: str | None = None, family: str | None = None,
 ) -> Policy:
     """Build the orchestrator named by `spec` (the `--orchestrator` flag).
 
@@ -33,7 +33,8 @@ def make_policy(
     `openai:` orchestrators sample; scripts ignore them (their randomness is the rollout seed).
     `best_route` holds what `scripted:best-route` measures its routes with: `train_tasks`, `features`
     and `config` (the run's rollout config). `tokenizer`: an `openai:` orchestrator's local tokenizer folder
-    (`--orchestrator-tokenizer`)."""
+    (`--orchestrator-tokenizer`); `provider` and `family`: its endpoint's request rules when the URL and the
+    model id do not tell them (`lab.providers`)."""
     sampling: dict[str, Any] = {"temperature": temperature, "top_p": top_p}
     kind, _, name = spec.partition(":")
     if kind == "scripted":
@@ -59,7 +60,8 @@ def make_policy(
         from lab.policies.openai_policy import OpenAIPolicy
 
         tokens = {} if max_new_tokens is None else {"max_tokens": max_new_tokens}
-        return OpenAIPolicy.from_spec(spec, pricing=pricing, tokenizer=tokenizer, **sampling, **tokens)
+        return OpenAIPolicy.from_spec(spec, pricing=pricing, tokenizer=tokenizer, provider=provider, family=family,
+                                      **sampling, **tokens)
     if kind == "hf":
         from lab.policies.hf_policy import HFPolicy
 

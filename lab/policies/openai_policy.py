@@ -21,6 +21,11 @@ protocol the whole rollout's token trajectory, each turn's new prompt ids append
 when they extend what came before. Other servers (OpenAI, Together) are sent neither parameter, which
 they refuse, and a run through them has no token records.
 
+Every request follows the endpoint's provider contract (`lab.providers`): for GPT-5 on OpenAI the token limit
+goes out as `max_completion_tokens`, `top_p` stays home and a temperature other than 1 is refused at
+construction; vLLM and the hosts that follow it get `max_tokens`. A refused request (HTTP 400) is never
+retried: its one line names the parameter the server named and the model.
+
 Why raw aiohttp rather than the `openai` SDK here: the orchestrator call is the hot loop of an
 evaluation, which is latency-bound; the SDK spends about 1.5 ms of CPU per call on a 2-core machine
 (see `benchmarks/eval_throughput.py`), a third of the budget at concurrency 64. The wire format is the
@@ -52,6 +57,7 @@ import orjson
 from lab.errors import EndpointUnavailable, LabInputError
 from lab.policies.eager_request import request_class
 from lab.pricing import ModelPrice, PriceTable
+from lab.providers import Contract, contract_for, refusal_line
 from lab.rollout.policy import PolicyOutput, TokenTrajectory, sampling_seed
 from lab.task import Task
 from lab.tools.experts import tokenizer_counter
@@ -84,14 +90,22 @@ class OpenAIPolicy:
         price: ModelPrice | None = None,
         replica_cooldown_s: float = COOLDOWN_S,
         tokenizer: str | None = None,
+        provider: str | None = None,
+        family: str | None = None,
     ) -> None:
         """`tokenizer`: a local copy of the served model's tokenizer; the round protocol then cuts the
-        context in its tokens (`count_tokens`), else by the characters / 4 estimate."""
+        context in its tokens (`count_tokens`), else by the characters / 4 estimate. `provider`, `family`:
+        the endpoint's request rules where the URL and the model id do not tell them (`lab.providers`)."""
         self.model = model
         #: `base_url`: one URL, or several replicas of the model (a list or comma-separated text).
         self.replicas = Replicas(replica_urls(base_url), cooldown_s=replica_cooldown_s)
         self.name = f"openai:{model}@{','.join(self.replicas.urls)}"
-        self._api_key_env = api_key_env
+        #: what the endpoint accepts for this model; sampling settings it would refuse stop here, before any call
+        self.contract: Contract = contract_for(model, list(self.replicas.urls), f"--orchestrator {self.name}",
+                                               provider, family)
+        self.contract.check(f"--orchestrator {self.name}", temperature=temperature,
+                            top_p=None if top_p == 1.0 else top_p)
+        self.api_key_env = api_key_env
         self.temperature = temperature
         self.top_p = top_p
         self.max_tokens = max_tokens
@@ -123,12 +137,12 @@ class OpenAIPolicy:
         return _OpenAISession(self, sampling_seed(seed, task.task_id) % 2**31)  # servers take a 32-bit seed
 
     def _headers(self) -> dict[str, str]:
-        key = os.environ.get(self._api_key_env) or "EMPTY"  # local vLLM servers take any key
+        key = os.environ.get(self.api_key_env) or "EMPTY"  # local vLLM servers take any key
         return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
     def _redact(self, text: str) -> str:
         """Error text without the key, wherever a server echoed it (an error body holding the headers)."""
-        key = os.environ.get(self._api_key_env) or "EMPTY"
+        key = os.environ.get(self.api_key_env) or "EMPTY"
         return text.replace(key, "***") if key != "EMPTY" else text
 
     def _client(self) -> aiohttp.ClientSession:
@@ -205,12 +219,14 @@ class OpenAIPolicy:
                                            headers=self._headers()) as response:
                 if response.status == 200:
                     return orjson.loads(await response.read())
-                status, text = response.status, (await response.text())[:200]
+                status, text = response.status, await response.text()
         except FAILOVER_ERRORS as exc:
             raise ReplicaDown(self._redact(_describe(exc))) from None
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _AttemptFailed(self._redact(_describe(exc)), retry=True) from None
-        problem = self._redact(f"HTTP {status}: {text}")
+        # a refused request names the parameter and the model; other statuses keep the body's start
+        problem = self._redact(refusal_line(status, text, self.contract) if status == 400 else
+                               " ".join(f"HTTP {status}: {text[:200]}".split()))
         if status in FAILOVER_STATUS:
             raise ReplicaDown(problem)
         raise _AttemptFailed(problem, retry=status in RETRYABLE)
@@ -246,9 +262,8 @@ class _OpenAISession:
         payload: dict[str, Any] = {
             "model": self.policy.model,
             "messages": [_wire_message(m, keep_tool_role=vllm) for m in messages],
-            "temperature": self.policy.temperature,
-            "top_p": self.policy.top_p,
-            "max_tokens": self.policy.max_tokens,
+            **self.policy.contract.options(max_tokens=self.policy.max_tokens, temperature=self.policy.temperature,
+                                           top_p=self.policy.top_p),
             "seed": self.seed,  # the rollout seed differs per sample, so sampled turns differ too
         }
         if tools is not None:  # the round protocol: the server renders the catalog and parses the calls

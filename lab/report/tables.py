@@ -65,6 +65,8 @@ def print_run_summaries(table: pd.DataFrame, summaries: Sequence[Any], console: 
                           "(status 'error', counted as wrong)[/]")
         for error in summary.errors:
             console.print(f"  {error}")
+        for line in summary.failed_endpoints:
+            console.print(f"[red]{summary.run_id}: failed: {line}[/]", soft_wrap=True)
         if summary.cut:
             console.print(f"[yellow]{summary.run_id}: {summary.cut} rollouts cut by --budget-usd (stored as 'cut', not "
                           "as wrong answers); re-run with a larger --budget-usd to finish them[/]")

@@ -56,9 +56,15 @@ class RolloutConfig(BaseModel):
                                                   description="Rounds: offer `search` only until a document "
                                                               "exists (released FRAMES rule).")
     calls_per_round: CallsPerRound = Field(
-        "first", description="Rounds: which calls of a round run: the first valid one (released HLE evaluation), or "
-                             "every distinct valid tool, together, `answer` last (released FRAMES evaluation and "
-                             "released training).")
+        "first", description="Rounds: which calls of a round run: the first valid one (released HLE and FRAMES "
+                             "evaluation: eval_frames.py's loop ends in an unconditional `break`), or every distinct "
+                             "valid tool, together, `answer` last (released training, and what eval_frames.py's "
+                             "`processed_tools` intends).")
+    run_programs: bool = Field(
+        True, description="Rounds, released experts: whether an `enhance_reasoning` expert's program runs and its "
+                          "output joins the context. False is the released FRAMES evaluation, whose reader indexes "
+                          "the reply as `response['content'][0]['text']`, which fails on a chat completion: the "
+                          "expert is asked (and paid) and nothing runs.")
     document_order: DocumentOrder = Field(
         "reverse", description="Rounds: how a search's documents join the context: after the others, least relevant "
                                "first (released evaluation), or interleaved with them (released training's "
@@ -68,8 +74,10 @@ class RolloutConfig(BaseModel):
                                             "instead of the toolkit's own.")
     expert_protocol: ExpertProtocol | None = Field(
         None, description="How slot tools ask their experts: the released evaluation's prompts, contexts, sampling "
-                          "and waiting per model, or the lab's own prompts (`lab.tools.experts`). None: `released` "
-                          "under the round protocol, `lab` under the conversation protocol.")
+                          "and waiting per model, or the lab's own prompts (`lab.tools.experts`). `released` also "
+                          "builds the orchestrator's context and checks its calls as the released evaluation does "
+                          "(`lab.rollout.rounds`). None: `released` under the round protocol, `lab` under the "
+                          "conversation protocol.")
     expert_variant: Variant = Field("hle", description="Rounds, released experts: which released script's prompts and "
                                                        "budgets (eval_hle.py or eval_frames.py); set by the benchmark.")
     expert_timeout_s: float = Field(3600.0, gt=0,

@@ -16,6 +16,12 @@ task: the orchestrator never answers in its own text. The slot's model receives 
 the same documents and programs (per model under the released expert protocol, `lab.tools.experts`; the orchestrator's
 own under the lab's), never text the orchestrator wrote.
 
+Under the released expert protocol the context is the released one byte for byte (`released_round_context`: the
+programs cut to 12,000 tokens first, a long program section crowding out the documents, `Documents:` put
+back after the cut, outputs as printed) and a call is checked as the released loop checks it (its tool is
+one of the toolkit's, withdrawn or not, and its `model` one of that tool's slots; nothing else is read).
+The lab's protocol keeps its own layout (`render_context`), with which the demo's figures were measured.
+
 What differs from the conversation protocol (`lab.rollout.engine`) is only the loop; both return the
 same records, so the store, the reward and the reports treat them alike. A preference instruction,
 when the run has one, is the paragraph before `Choose an appropriate tool.`: every round's prompt
@@ -51,6 +57,10 @@ PROGRAMS_HEADER = "python code and execution outputs:"
 SEARCH = "search"
 ANSWER = "answer"
 
+#: Tokens of programs (and their outputs) the orchestrator reads under the released protocol: both released
+#: scripts cut `code_str + attempt_str` to 12,000 before anything else.
+RELEASED_CODE_TOKENS = 12000
+
 #: Tokens of context a slot's model receives under the lab's expert protocol (the released orchestrator's
 #: HLE budget): a small orchestrator may read a shorter cut (`RolloutConfig.context_tokens`), but the model
 #: it delegates to reads what it can hold. The released protocol budgets per model (`lab.tools.experts`).
@@ -58,9 +68,10 @@ MODEL_CONTEXT_TOKENS = 27000
 
 
 def render_context(gathered: Gathered, document_chars: int, document_suffix: str = " ...") -> str:
-    """The orchestrator's context in the released layout: `Documents:` then `Doc i: {first document_chars
-    characters}{document_suffix}` each, then `python code and execution outputs:` with each program and its
-    output in fenced blocks; "" when nothing was gathered."""
+    """The orchestrator's context under the lab's protocol, in the released layout tidied: `Documents:` then
+    `Doc i: {first document_chars characters}{document_suffix}` each, then `python code and execution outputs:`
+    with each program and its output (trailing whitespace stripped) in fenced blocks; "" when nothing was
+    gathered. Cut as a whole afterwards. The released protocol's is `released_round_context`."""
     parts = []
     if gathered.documents:
         parts.append(DOCUMENTS_HEADER + "\n" + "".join(
@@ -70,6 +81,30 @@ def render_context(gathered: Gathered, document_chars: int, document_suffix: str
                          for code, out in gathered.programs)
         parts.append(f"{PROGRAMS_HEADER}\n{blocks}")
     return "\n".join(parts).strip()
+
+
+def released_round_context(gathered: Gathered, problem: str, config: RolloutConfig, count: TokenCounter) -> str:
+    """The orchestrator's context as the released evaluation builds it (`run_single` of eval_hle.py and
+    eval_frames.py), byte for byte. Programs (output as printed, trailing newlines kept) are cut to the last
+    12,000 tokens and reopened with a fence; when they held at least the budget before that cut, they are the
+    whole context. Otherwise documents, the `python code and execution outputs:` header and the programs are
+    cut to the budget together, and `Documents:` goes back in front. HLE: the budget is `context_tokens`
+    less the problem's tokens, and the header comes only with programs; FRAMES: `context_tokens` itself,
+    and the header always."""
+    frames = config.expert_variant == "frames"
+    docs = "".join(f"Doc {i}: {d[:config.document_chars]}{config.document_suffix}\n\n"
+                   for i, d in enumerate(gathered.documents, start=1))
+    code = "".join(f"```python\n{program}\n```\n\n```output\n{output}\n```\n\n"
+                   for program, output in gathered.programs)
+    code_tokens = count(code) if code else 0  # measured before the cut, as `effective_length` is
+    code = cut_front(code, RELEASED_CODE_TOKENS, count)
+    if code and not code.startswith("```"):
+        code = "```\n" + code
+    budget = config.context_tokens if frames else config.context_tokens - count(problem)
+    if code_tokens >= budget:
+        return code
+    context = cut_front(docs + f"\n{PROGRAMS_HEADER}\n" + code if code or frames else docs, budget, count)
+    return f"{DOCUMENTS_HEADER}\n{context}" if docs else context
 
 
 def round_messages(problem: str, context: str, instruction: str | None = None) -> list[dict[str, str]]:
@@ -90,12 +125,21 @@ def with_instruction(user: str, instruction: str | None) -> str:
 def expert_settings(config: RolloutConfig) -> ExpertSettings:
     """How a run's experts are asked, from its rollout config."""
     return ExpertSettings(protocol=config.expert_protocol, variant=config.expert_variant,
-                          timeout_s=config.expert_timeout_s, retries=config.expert_retries)
+                          timeout_s=config.expert_timeout_s, retries=config.expert_retries,
+                          run_programs=config.run_programs)
 
 
 def context_budget(config: RolloutConfig, problem: str, count: TokenCounter) -> int:
-    """Tokens left for the context: the config's budget minus the problem's (the released HLE rule)."""
+    """Tokens left for the lab protocol's context: the config's budget minus the problem's, at least 0."""
     return max(0, config.context_tokens - count(problem))
+
+
+def lab_contexts(gathered: Gathered, config: RolloutConfig, budget: int, count: TokenCounter) -> tuple[str, str]:
+    """Under the lab's protocol: (the orchestrator's context, the lab experts' context). The experts read the
+    released HLE budget, whatever the orchestrator's own cut; a budget of 0 shows nothing."""
+    rendered = render_context(gathered, config.document_chars, config.document_suffix)
+    shown = cut_front(rendered, budget, count) if budget > 0 else ""
+    return shown, cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens)
 
 
 # ---- the catalog ----------------------------------------------------------------------------------
@@ -207,19 +251,43 @@ def offered_tools(tools: dict[str, Tool], context: Gathered, config: RolloutConf
     return tools
 
 
-def round_calls(calls: list[ToolCall], tools: dict[str, Tool],
-                calls_per_round: str = "first") -> tuple[list[ToolCall], str | None]:
+def released_problem(spec: ToolSpec, arguments: Any) -> str | None:
+    """What the released loop refuses in a call to a slot tool, or None: only its `model` argument is read,
+    which must be there and be one of the tool's slots; other arguments are ignored (eval_hle.py and
+    eval_frames.py check `ALL_TOOLS[name]`, which holds `model` alone). A tool without a `model` argument
+    is checked against its own schema."""
+    model = spec.parameters.get("properties", {}).get("model")
+    if model is None:
+        return validate_arguments(spec, arguments)
+    if not isinstance(arguments, dict) or "model" not in arguments:
+        return f"tool '{spec.name}': missing required argument 'model'"
+    slots = model.get("enum")
+    if slots is not None and arguments["model"] not in slots:
+        return f"tool '{spec.name}': model {arguments['model']!r} is not one of {', '.join(slots)}"
+    return None
+
+
+def runnable(call: ToolCall, spec: ToolSpec) -> ToolCall:
+    """The call as the released loop runs it: a slot tool gets its `model` alone (the rest was never read)."""
+    if "model" not in spec.parameters.get("properties", {}):
+        return call
+    return ToolCall(name=call.name, arguments={"model": call.arguments["model"]})
+
+
+def round_calls(calls: list[ToolCall], tools: dict[str, Tool], calls_per_round: str = "first",
+                released: bool = False) -> tuple[list[ToolCall], str | None]:
     """The calls this round runs, or none with the reason the round is skipped: the first valid call
     (`first`), or each distinct valid tool in the order written, up to an `answer` (`distinct`, the
-    released FRAMES evaluation and training)."""
+    released training). `released` checks a call as the released loop does (`released_problem`)."""
     chosen: list[ToolCall] = []
     problem = "no tool call (the orchestrator may only act by calling a tool; `answer` ends the task)"
+    check = released_problem if released else validate_arguments
     for call in calls:
         if call.error:
             problem = call.error
         elif call.name not in tools:
             problem = f"unknown or withdrawn tool '{call.name}' (offered: {', '.join(tools)})"
-        elif (invalid := validate_arguments(tools[call.name].spec, call.arguments)) is not None:
+        elif (invalid := check(tools[call.name].spec, call.arguments)) is not None:
             problem = invalid
         elif call.name not in {c.name for c in chosen}:
             chosen.append(call)
@@ -235,6 +303,7 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
     Raises what the policy raises (the engine turns it into the rollout's status)."""
     gathered = Gathered(order=config.document_order)
     experts = expert_settings(config)
+    released = experts.protocol == "released"
     rounds: list[RoundRecord] = []
     last_observation: list[str] = []
     budget = context_budget(config, problem, count)
@@ -243,18 +312,20 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
         offered = offered_tools(tools, gathered, config)
         specs = [tool.spec for tool in offered.values()]
         catalog = load_catalog(config.catalog, specs) if config.catalog else round_catalog(specs)
-        rendered = render_context(gathered, config.document_chars, config.document_suffix)
-        environment = cut_front(rendered, budget, count)
-        # the lab's experts read the context at the released budget, whatever the orchestrator's own cut;
-        # the released ones read their own (`lab.tools.experts.expert_context`)
-        context.round = RoundView(gathered, cut_front(rendered, MODEL_CONTEXT_TOKENS, estimate_tokens), count, experts)
+        if released:  # the released experts build their own contexts (`lab.tools.experts.expert_context`)
+            environment = shown = released_round_context(gathered, problem, config, count)
+        else:
+            environment, shown = lab_contexts(gathered, config, budget, count)
+        context.round = RoundView(gathered, shown, count, experts)
         messages = round_messages(problem, environment, instruction)
         output = await session.generate(messages, tools=catalog, observations=last_observation)
         state.input_tokens += output.input_tokens
         state.output_tokens += output.output_tokens
         state.cost_usd += output.cost_usd
         parsed = parse_turn(output.text, output.native_calls)
-        calls, problem_text = round_calls(parsed.calls, offered, config.calls_per_round)
+        # the released loop checks a call against every tool it knows, a withdrawn `search` included
+        callable_tools = tools if released else offered
+        calls, problem_text = round_calls(parsed.calls, callable_tools, config.calls_per_round, released)
         if output.tokens is not None and output.tokens.completion_ids:
             rounds.append(RoundRecord(output.tokens, valid=bool(calls), turn=turn))
         prompt = messages[1]["content"]
@@ -266,7 +337,9 @@ async def play_rounds(session: Any, tools: dict[str, Tool], problem: str, instru
             state.latency_s += output.latency_s
         else:
             # the calls of a round run together, each on the context gathered before it (released)
-            ran = await asyncio.gather(*(execute_call(call, 0, offered, context, config) for call in calls))
+            ran = await asyncio.gather(*(
+                execute_call(runnable(call, callable_tools[call.name].spec) if released else call, 0, callable_tools,
+                             context, config) for call in calls))
             observations = [observation for observation, _ in ran]
             state.latency_s += output.latency_s + max(observation.latency_s for observation in observations)
             for index, (call, observation) in enumerate(zip(calls, observations)):

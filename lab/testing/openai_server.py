@@ -17,6 +17,13 @@ that API keys are redacted) and a queue of scripted replies for orchestrator-pol
 text (e.g. `<tool_call>{...}</tool_call>`), a dict with native `tool_calls`, or `{"status": 500}`;
 and a `responder` that answers from the prompt's content (a fake model for multi-stage pipelines).
 
+`strict=True` makes it behave like OpenAI's API (`lab.testing.openai_rules`): GPT-5 and the other reasoning
+models refuse `max_tokens`, a temperature other than 1, `top_p` and the rest with OpenAI's real error bodies,
+any model refuses an unknown parameter, a malformed tool schema or a tool message answering no call, and a
+model outside `models` is a 404. `models` is also what `GET /v1/models` lists (`owned_by` each), and
+`api_key` makes every request without `Authorization: Bearer <api_key>` a 401, as a provider answers a
+wrong key.
+
 From a shell: `python -m lab.testing --reply hi --port 8000` serves until Ctrl-C.
 """
 
@@ -35,6 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from lab.testing.openai_rules import request_error
 
 #: A scripted reply: plain text, `{"content": str, "tool_calls": [{"name", "arguments"}]}` or `{"status": int}`.
 ScriptedReply = str | dict[str, Any]
@@ -56,6 +65,10 @@ class ServerBehaviour:
     script: deque[ScriptedReply] = field(default_factory=deque)  # consumed before `reply`/`echo`
     # the last user message -> a reply (a content-dependent fake model); used when the script is empty
     responder: Callable[[str], ScriptedReply] | None = None
+    strict: bool = False  # refuse what OpenAI refuses, with its error bodies (`lab.testing.openai_rules`)
+    models: tuple[str, ...] = ()  # what GET /v1/models lists; under `strict`, the only models served
+    owned_by: str = "openai"  # each listed model's `owned_by` (vLLM says "vllm")
+    api_key: str | None = None  # when set, a request must carry `Authorization: Bearer <api_key>`
 
 
 def unused_port() -> int:
@@ -69,7 +82,8 @@ class OpenAICompatServer:
     """`POST /v1/chat/completions` on 127.0.0.1 in a background thread; a context manager.
 
     Keyword arguments are `ServerBehaviour` fields (`script` may be any list). `requests` counts every
-    request received, `bodies` keeps their JSON bodies (what a policy sent: messages, tools...) and
+    request received, `bodies` keeps their JSON bodies (what a policy sent: messages, tools...), `refused`
+    the error objects strict mode answered with, and
     `client_ports` the client's port per request (the same port twice means a reused connection);
     `max_in_flight` is the most requests the server was handling at once.
     """
@@ -80,6 +94,7 @@ class OpenAICompatServer:
         self.behaviour = ServerBehaviour(**behaviour)
         self.requests = 0
         self.bodies: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []  # under `strict`: each error object the server answered with
         self.client_ports: list[int] = []  # one per request; repeats show pooled connections
         self.in_flight = 0
         self.max_in_flight = 0
@@ -152,6 +167,7 @@ class OpenAICompatServer:
         self._release = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
         # handler_cancellation: a client that gives up (timeout) cancels its hanging handler.
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -176,6 +192,14 @@ class OpenAICompatServer:
         finally:
             self.in_flight -= 1
 
+    async def _models(self, request: web.Request) -> web.Response:
+        b = self.behaviour
+        denied = _unauthorised(request, b.api_key)
+        if denied is not None:
+            return denied
+        return web.json_response({"object": "list", "data": [
+            {"id": model, "object": "model", "created": 0, "owned_by": b.owned_by} for model in b.models]})
+
     async def _answer(self, request: web.Request) -> web.Response:
         self.requests += 1
         number = self.requests
@@ -190,6 +214,14 @@ class OpenAICompatServer:
         self.bodies.append(body)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or "model" not in body:
             return _error(400, "'model' and a 'messages' list are required", headers)
+        denied = _unauthorised(request, b.api_key)
+        if denied is not None:
+            return denied
+        if b.strict:
+            refusal = request_error(body, b.models)
+            if refusal is not None:
+                self.refused.append(refusal[1])
+                return web.json_response({"error": refusal[1]}, status=refusal[0])
         if b.hang:
             assert self._release is not None
             await self._release.wait()
@@ -260,6 +292,16 @@ def _tool_call(call: dict[str, Any], call_id: str) -> dict[str, Any]:
             "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
         },
     }
+
+
+def _unauthorised(request: web.Request, api_key: str | None) -> web.Response | None:
+    """OpenAI's 401 for a request without the expected key; None when it carries it (or none is expected)."""
+    if api_key is None or request.headers.get("Authorization") == f"Bearer {api_key}":
+        return None
+    return web.json_response({"error": {"message": "Incorrect API key provided. You can find your API key at "
+                                                   "https://platform.openai.com/account/api-keys.",
+                                        "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}},
+                             status=401)
 
 
 def _error(status: int, message: str, headers: dict | None) -> web.Response:

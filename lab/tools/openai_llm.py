@@ -15,11 +15,18 @@ Toolkit entry:
         model: Qwen/Qwen3-32B           # name the server serves
         api_key_env: VLLM_API_KEY       # unset -> "EMPTY" (what vLLM accepts)
         timeout_s: 60                   # hard limit for the whole call, retries included
+        provider: openai                # optional: placed from the URL (`lab.providers`) when left out
+        model_family: reasoning         # optional: placed from the model id on OpenAI when left out
 
 Several servers of one model (replicas, `lab.tools.replicas`) are a list, `base_url: [http://h1:8000/v1,
 http://h2:8000/v1]` (or one comma-separated string): calls are spread over them, and a call whose replica
 refuses, resets or answers 502/503/504 goes at once to the next; the call fails (an error observation
 naming every URL and its error) only when every replica failed, after the usual retries.
+
+Every request is built by the endpoint's provider contract (`lab.providers`): `max_completion_tokens` and no
+sampling value the model refuses for GPT-5 on OpenAI, `max_tokens` for vLLM and the hosts that follow it. A
+setting in the backend that the model would refuse is refused at construction, in one line; an HTTP 400 is
+never retried, and its observation names the parameter the server named and the model.
 
 The API key is read from the environment at construction and never leaves the client: every error
 text and log line is redacted before it is stored or shown.
@@ -40,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from lab.errors import LabInputError, first_error
 from lab.pricing import canonical_model
+from lab.providers import Contract, contract_for, refusal_line
 from lab.tools.base import ModelRequest, Observation, ToolContext, validate_arguments
 from lab.tools.experts import tokenizer_counter
 from lab.tools.replicas import COOLDOWN_S, FAILOVER_STATUS, AllReplicasFailed, ReplicaDown, Replicas, replica_urls
@@ -76,6 +84,15 @@ class OpenAIBackend(BaseModel):
     backoff_max_s: float = Field(8.0, ge=0, description="Cap on one backoff.")
     max_tokens: int | None = Field(None, gt=0, description="Completion token limit sent to the server.")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature; None -> server default.")
+    reasoning_effort: str | None = Field(
+        None, description="`reasoning_effort` for models that take it (OpenAI's reasoning models: minimal, low, "
+                          "medium, high); None: the model's default.")
+    provider: str | None = Field(
+        None, description="Whose rules the requests follow: openai or compatible (vLLM and the hosts that follow "
+                          "it); None: placed from the URL (`lab.providers`).")
+    model_family: str | None = Field(
+        None, description="The model's family at its provider (openai: reasoning or chat); None: placed from "
+                          "the model id. Name it for a model the lab does not know.")
     system_prompt: str | None = Field(None, description="System message put before the delegated prompt.")
     cooldown_s: float = Field(COOLDOWN_S, gt=0, description="With replicas: how long one that failed is skipped.")
     context_window: int | None = Field(
@@ -109,8 +126,19 @@ class OpenAIChatTool:
             logger.info("tool '%s': $%s is not set; using '%s'", spec.name, self.backend.api_key_env, NO_KEY)
         self._api_key = key or NO_KEY
         self.replicas = Replicas(self.urls, cooldown_s=self.backend.cooldown_s)
+        where = f"tool '{spec.name}'"
+        #: what this endpoint accepts for this model (`lab.providers`); a backend setting it refuses stops here
+        self.contract: Contract = contract_for(self.backend.model, self.urls, where, self.backend.provider,
+                                               self.backend.model_family)
+        self.contract.check(f"{where}: backend", temperature=self.backend.temperature,
+                            reasoning_effort=self.backend.reasoning_effort)
         #: Canonical id recorded on observations, so logged runs can be repriced.
         self.model_id = canonical_model(spec.model or self.backend.model)
+        #: calls made and failed since construction, and the last failure's line: a run names an endpoint
+        #: whose every call failed (`lab.eval.harness`), however its callers fell back
+        self.calls = 0
+        self.failed_calls = 0
+        self.last_failure = ""
         self._clients: dict[str, openai.AsyncOpenAI] = {}  # one pooled client per replica URL
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -151,6 +179,7 @@ class OpenAIChatTool:
         start = _now()
         if not request.prompt.strip():
             return Observation.failure(f"tool '{self.spec.name}': argument 'prompt' is empty", model=self.model_id)
+        self.calls += 1
         limit = self.limit_for(request)
         retries = self.backend.max_retries if request.retries is None else request.retries
         backoff_max = self.backend.backoff_max_s if request.backoff_max_s is None else request.backoff_max_s
@@ -164,7 +193,9 @@ class OpenAIChatTool:
                 return self._observation(response, start, attempts)
             except (_Retryable, AllReplicasFailed) as exc:
                 last_error = str(exc)
-            except Exception as exc:  # non-retryable: bad request, auth, malformed reply...
+            except openai.BadRequestError as exc:  # the request itself is wrong: another attempt is the same
+                return self._failure(refusal_line(exc.status_code, exc.body, self.contract), start, attempts)
+            except Exception as exc:  # non-retryable: auth, unknown model, malformed reply...
                 return self._failure(_describe(exc), start, attempts)
             delay = _backoff(self.backend, attempts, backoff_max)
             remaining = deadline - _now()
@@ -191,13 +222,10 @@ class OpenAIChatTool:
         if remaining <= 0:
             raise _Retryable(f"timed out after {call_limit:g}s")
         limit = min(remaining, self.backend.attempt_timeout_s or remaining)
-        options: dict[str, Any] = {}
         max_tokens = self.backend.max_tokens if self.backend.max_tokens is not None else request.max_tokens
         temperature = self.backend.temperature if self.backend.temperature is not None else request.temperature
-        if max_tokens is not None:
-            options["max_tokens"] = max_tokens
-        if temperature is not None:
-            options["temperature"] = temperature
+        options = self.contract.options(max_tokens=max_tokens, temperature=temperature,
+                                        reasoning_effort=self.backend.reasoning_effort)
         messages = [{"role": "user", "content": request.prompt}]
         system = self.backend.system_prompt or request.system
         if system:
@@ -257,6 +285,8 @@ class OpenAIChatTool:
     def _failure(self, message: str, start: float, attempts: int) -> Observation:
         # Redact before shortening, so a cut can never leave part of a key behind; each replica gets room.
         message = _shorten(self._redact(f"tool '{self.spec.name}': {message}"), MAX_ERROR_CHARS * len(self.urls))
+        self.failed_calls += 1
+        self.last_failure = message
         return Observation.failure(
             message, latency_s=_now() - start, model=self.model_id, meta={"attempts": attempts}
         )

@@ -49,6 +49,9 @@ ROLES: tuple[Role, ...] = ("search", "enhance_reasoning", "answer")
 WEB_FALLBACK_BELOW = 3
 #: What the search tool says when its model finds nothing left to look up (scripts stop searching on it).
 NOTHING_TO_SEARCH = "The query writer found nothing more to look up."
+#: What a call says when the run does not run the expert's program (released FRAMES, `ExpertSettings.run_programs`).
+PROGRAM_NOT_RUN = ("(program not run: the released FRAMES evaluation reads the coder's reply in a way that fails on a "
+                   "chat completion, so its code never runs; --run-programs yes runs it)")
 _QUERY_RE = re.compile(r"QUERY:\s*(.+)", re.IGNORECASE)
 _ANSWER_RE = re.compile(r"ANSWER:\s*(.+)", re.DOTALL)
 _CODE_RE = re.compile(r"```(?:python)?\n(.*?)```", re.DOTALL)
@@ -139,11 +142,19 @@ class PaperTool:
         reply = await model.ask(request, context)
         base = {"counted_as": slot, "slot": slot, "finding": "", "expert_family": family.name}
         if self.role == "search":  # a failed query writer searches the problem itself (released)
-            query = read_query(None if reply.error else reply.text, question, view.experts.variant)
-            return await self._search(slot, reply, query, context, base, web_fallback=self.web_fallback)
+            query = read_query(None if reply.error else reply.text, question, view.experts.variant, family)
+            searched = await self._search(slot, reply, query, context, base, web_fallback=self.web_fallback)
+            if reply.error is None:
+                return searched
+            # the step says why the query is the problem (the run names a slot whose every call failed)
+            return searched.model_copy(update={
+                "text": f"{slot} failed ({reply.error}); the problem itself was searched\n{searched.text}",
+                "meta": {**searched.meta, "expert_error": reply.error}})
         if reply.error:
             return _combined(reply, [], f"Error: {slot} failed: {reply.error}", base, error=reply.error)
         if self.role == "enhance_reasoning":
+            if not view.experts.run_programs:  # released FRAMES: the expert is asked (and paid), nothing runs
+                return _combined(reply, [], f"{slot}: {reply.text}\n{PROGRAM_NOT_RUN}", base)
             return await self._reason(slot, reply, read_program(reply.text) or None, context, base, stdout_only=True)
         return _combined(reply, [], f"{slot}: {reply.text}", {**base, "final_answer": read_answer(reply.text, family)})
 
@@ -159,7 +170,9 @@ class PaperTool:
             return _combined(reply, [], f"{slot}: {NOTHING_TO_SEARCH}", base)
         docs = await self.retriever.execute({"query": query}, context)
         text = f'{slot} searched for "{query}":\n{docs.text}'
-        documents = [] if docs.error else docs.meta.get("documents") or [docs.text]
+        # a retriever that lists its documents may list none (the released search then adds nothing); one
+        # that does not is its text
+        documents = [] if docs.error else docs.meta["documents"] if "documents" in docs.meta else [docs.text]
         parts = [docs]
         if web_fallback is not None and not docs.error and len(documents) < WEB_FALLBACK_BELOW:
             pages = await web_fallback.search_and_extract(query)

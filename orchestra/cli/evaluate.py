@@ -72,12 +72,30 @@ def eval_command(
     retrieval_top_k: int | None = typer.Option(
         None, "--retrieval-top-k", help="Documents each `search` retrieves from its local index (default: under "
                                         "rounds the released FRAMES 150 / HLE 50, else the toolkit's top_k)."),
+    retrieval_whitelist: str | None = typer.Option(
+        None, "--retrieval-whitelist", help="Where a task's document whitelist applies: global (the index's top "
+                                            "1,000, then the task's documents among them; the released HLE default "
+                                            "under rounds) or inside (search among the task's documents)."),
     orchestrator_tokenizer: str | None = typer.Option(
         None, "--orchestrator-tokenizer", help="rounds, openai: orchestrators: a local tokenizer folder of the served "
                                                "model, so the context is cut in its tokens (else characters / 4)."),
+    orchestrator_provider: str | None = typer.Option(
+        None, "--orchestrator-provider", help="openai: orchestrators: whose request rules the endpoint follows, "
+                                              "openai or compatible (default: placed from the URL)."),
+    orchestrator_family: str | None = typer.Option(
+        None, "--orchestrator-family", help="openai: orchestrators: the model's family at its provider (openai: "
+                                            "reasoning or chat; default: placed from the model id)."),
     expert_protocol: str | None = typer.Option(
         None, "--expert-protocol", help="released (the released evaluation's expert prompts, contexts, sampling and "
                                         "waiting per model; the default under --protocol rounds) or lab."),
+    calls_per_round: str | None = typer.Option(
+        None, "--calls-per-round", help="rounds: first (the first valid call of a round runs: the released HLE and "
+                                        "FRAMES evaluations) or distinct (each distinct valid tool, answer last: what "
+                                        "eval_frames.py intends; default: the benchmark's released rule)."),
+    run_programs: str | None = typer.Option(
+        None, "--run-programs", help="Released experts: yes (run enhance_reasoning programs and add their output to "
+                                     "the context) or no (default: the benchmark's released rule; FRAMES runs "
+                                     "none, a quirk of its code reader)."),
     tool_timeout_s: float | None = typer.Option(
         None, "--tool-timeout-s", help="Ceiling on any one tool call in seconds (default: each tool's own limit)."),
     expert_timeout_s: float = typer.Option(
@@ -88,6 +106,9 @@ def eval_command(
     judge: str | None = typer.Option(
         None, "--judge", help="An LLM tool of the toolkit as judge: answers exact match rejects (FRAMES/HLE rule) "
                               "and tau2 NL assertions; accuracy is reported both ways, the judge's cost apart."),
+    judge_prompt: str | None = typer.Option(
+        None, "--judge-prompt", help="released (the released evaluation's judge prompt and reading; the default "
+                                     "under --expert-protocol released) or lab (the lab's stricter prompt)."),
     tau2_agent: str = typer.Option(
         "lab", "--tau2-agent", help="tau2: lab (the lab's agent) or released (the released evaluation's: domain "
                                     "policy in the prompt, call_expert, <message> replies, 200 steps)."),
@@ -111,9 +132,12 @@ def eval_command(
         preference_instruction=preference_instruction, max_turns=list(max_turns) or [50], samples=samples,
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, observation_chars=observation_chars,
         orchestrator_latency_per_token_s=orchestrator_latency_per_token, protocol=protocol, catalog=catalog,
-        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k, expert_protocol=expert_protocol,
-        orchestrator_tokenizer=orchestrator_tokenizer,
-        tool_timeout_s=tool_timeout_s, expert_timeout_s=expert_timeout_s, user=user, judge=judge, tau2_agent=tau2_agent,
+        context_tokens=context_tokens, retrieval_top_k=retrieval_top_k,
+        retrieval_whitelist=retrieval_whitelist, expert_protocol=expert_protocol,
+        orchestrator_tokenizer=orchestrator_tokenizer, orchestrator_provider=orchestrator_provider,
+        orchestrator_family=orchestrator_family, calls_per_round=calls_per_round, run_programs=run_programs,
+        tool_timeout_s=tool_timeout_s, expert_timeout_s=expert_timeout_s, user=user, judge=judge,
+        judge_prompt=judge_prompt, tau2_agent=tau2_agent,
         limit=limit,
         tasks=[t for item in tasks for t in item.split(",") if t], concurrency=concurrency, rate_limit=rate_limit,
         budget_usd=budget_usd, seed=seed, run_name=run_name, shard=shard,
@@ -126,11 +150,11 @@ def eval_command(
     if as_json:
         print_json([{**row, "unavailable_rollouts": s.unavailable, "error_rollouts": s.failed, "cut_rollouts": s.cut,
                      "no_verdict_rollouts": s.judge_failed, "stopped_by_budget": s.stopped_by_budget,
-                     "errors_seen": s.errors}
+                     "errors_seen": s.errors, "failed_endpoints": s.failed_endpoints}
                     for row, s in zip(table.astype(object).where(table.notna(), None).to_dict(orient="records"),
                                       summaries)])
     else:
         print_run_summaries(table, summaries, Console())
-    # nothing stored for those rollouts, a re-run retries them
-    if any(s.unavailable or s.judge_failed for s in summaries):
+    # nothing stored for those rollouts, a re-run retries them; an endpoint that never answered fails the run
+    if any(s.unavailable or s.judge_failed or s.failed_endpoints for s in summaries):
         raise typer.Exit(1)

@@ -76,10 +76,13 @@ def test_a_bad_free_text_p_is_one_message_and_stores_nothing(app_store):
     _one_message_and_nothing_stored(at, app_store, "unknown entry 'cheapness'")
 
 
-def test_an_unreachable_endpoint_is_one_message_and_stores_nothing(app_store):
+def test_an_unreachable_endpoint_is_one_message_before_run_and_stores_nothing(app_store):
+    """The endpoint is checked when the spec is typed (`lab.tools.endpoints`): one red line naming it, no Run."""
     at = _set_up(on("playground"), spec="openai:qwen3-8b@http://127.0.0.1:9/v1")
     at.radio(key="pg-sides").set_value("one rollout").run()
-    _one_message_and_nothing_stored(at, app_store, "No result, nothing stored:")
+    assert len(at.error) == 1 and not at.exception
+    assert "--orchestrator: http://127.0.0.1:9/v1: cannot be reached" in at.error[0].value
+    assert not (queries.runs_summary_df(Store(app_store, read_only=True)).kind == "playground").any()
 
 
 def test_two_orchestrators_play_one_task_side_by_side(app_store):

@@ -6,12 +6,25 @@ the lab's prompts, contexts and document order against. Kept in the released cod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from typing import Any
+
+
+def tokenize(text: str) -> list[str]:
+    """A tokenizer stand-in (the released code uses Qwen3-8B's): each word with the whitespace before it is a
+    token, trailing whitespace joins the last one, so tokens join back into the text as a real tokenizer's
+    decoded tokens do, and the last n tokens are the shortest tail holding n of them."""
+    tokens = re.findall(r"\s*\S+", text)
+    tail = text[sum(map(len, tokens)):]
+    if tail:
+        tokens = [*tokens[:-1], tokens[-1] + tail] if tokens else [tail]
+    return tokens
 
 
 def words(text: str) -> int:
-    """A tokenizer stand-in: whitespace-separated words (the released code counts with Qwen3-8B's)."""
-    return len(text.split())
+    """Tokens of `text` as `tokenize` cuts it: its words (whitespace alone is one token), counted fast."""
+    return len(text.split()) or int(bool(text))
 
 
 def released_search_prompt(context_str: str, problem: str, frames: bool) -> str:
@@ -49,10 +62,13 @@ def released_answer_messages(context_str: str, problem: str, model: str, frames:
                            "the exact answer without any explanation within <answer> and </answer>.")
 
 
-def cut_seq(seq: str, budget: int) -> str:
-    """The released `cut_seq` on the word tokenizer: the last `budget` tokens."""
-    tokens = seq.split(" ")
-    return " ".join(tokens[-budget:]) if budget > 0 else ""
+def cut_seq(seq: str, l: int) -> dict[str, Any]:  # noqa: E741 (the released name)
+    """The released `cut_seq` on the `tokenize` stand-in (`tokenizer.batch_decode(token_ids[-l:])` joined)."""
+    if len(seq) == 0:
+        return {'effective_length': 0, 'string_after_cut': ''}
+    token_ids = tokenize(seq)
+    rs = token_ids[-l:]
+    return {'effective_length': len(token_ids), 'string_after_cut': ''.join(rs)}
 
 
 def released_context(doc_list: list[str], code_list: list[tuple[str, str]], role: str, model: str,
@@ -75,10 +91,10 @@ def released_context(doc_list: list[str], code_list: list[tuple[str, str]], role
     code_str = ''
     for code, output in code_list:
         code_str += f"```python\n{code}\n```\n\n```output\n{output}\n```\n\n"
-    code_str = cut_seq(code_str, max_code_length)
+    code_str = cut_seq(seq=code_str, l=max_code_length)['string_after_cut']
     if not code_str.startswith('```') and len(code_str) > 0:
         code_str = '```\n' + code_str
-    context_str = cut_seq(doc_str + code_str, max_context_length - count(problem))
+    context_str = cut_seq(seq=doc_str + code_str, l=max_context_length - count(problem))['string_after_cut']
     if len(doc_str) > 0:
         context_str = 'Documents:\n' + context_str
     return context_str

@@ -452,7 +452,7 @@ def test_a_stored_round_replays_to_its_stored_log_probabilities(trained_on_round
 def test_the_released_trainers_round_behaviours_train(tmp_path):
     """One GRPO step with the fields the H100 config sets as the released trainer ran: every distinct valid
     tool of a round runs (two in one round here), documents are interleaved, 30 per search, experts asked
-    as released, a KL term to the start model and a penalty for a round without a valid call."""
+    as released, a KL term to the start model, and a round without a valid call dropped (no penalty)."""
     both = ('<tool_call>{"name": "search", "arguments": {"model": "search-1"}}</tool_call>'
             '<tool_call>{"name": "enhance_reasoning", "arguments": {"model": "reasoner-1"}}</tool_call>')
     answer = '<tool_call>{"name": "answer", "arguments": {"model": "answer-1"}}</tool_call>'
@@ -460,7 +460,7 @@ def test_the_released_trainers_round_behaviours_train(tmp_path):
     store = Store(tmp_path / "store.duckdb")
     settings = dict(protocol="rounds", expert_protocol="released", calls_per_round="distinct",
                     document_order="interleaved", document_chars=4000, document_suffix="", retrieval_top_k=30,
-                    beta=1e-4, format_penalty=0.1, task_limit=2, examples_per_task=1, num_generations=2,
+                    beta=1e-4, format_penalty=0.0, task_limit=2, examples_per_task=1, num_generations=2,
                     per_device_train_batch_size=4, max_turns=3, max_steps=1, lab_eval_limit=0)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(scripts))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.records import TrajectoryRecord
 from lab.rollout import RolloutResult, TokenTrajectory
 from lab.rollout.rounds import RoundRecord
+from trainer.config import OrchestraGRPOConfig
 from trainer.rounds import round_batch, round_rows
 
 
@@ -67,3 +72,41 @@ def test_the_batch_carries_the_samplers_log_probabilities_where_the_mask_is_1():
     rows, _ = round_rows([RolloutResult(trajectory, [], rounds=[record])], advantages=[1.0], keep=[True])
     batch = round_batch([*rows, *round_rows([result(([3], [4], True))], [1.0], [True])[0]], pad_id=0, device="cpu")
     assert batch["sampling_per_token_logps"].tolist() == [[-0.5, -0.25, 0.0], [0.0, 0.0, 0.0]]
+
+
+@functools.cache
+def h100_format_penalty() -> float:
+    return OrchestraGRPOConfig.from_yaml("configs/train/h100-qwen3-8b.yaml", use_vllm=False).format_penalty
+
+
+@settings(deadline=None)  # the first example reads the config file
+@given(st.lists(st.tuples(st.lists(st.booleans(), min_size=1, max_size=4), st.booleans(), st.booleans()),
+                min_size=1, max_size=5))
+def test_the_h100_config_trains_the_rounds_the_released_trainer_selects(rollouts):
+    """Under the H100 config (the released trainer's behaviours) a round trains exactly when the released
+    trainer selects it: its rollout is kept (informative group, valid answer) and the round made a valid
+    call. A round without one is dropped, never penalised: the released `stop_properly_penalty` scales a
+    cut-off generation's reward, and its setter is commented out, so it is never applied."""
+    from tests.helpers.released_training import released_selected_indices
+
+    format_penalty = h100_format_penalty()
+    results, keep, formats, owners, stds, answers, order = [], [], [], [], {}, {}, []
+    for n, (valid_rounds, informative, answered) in enumerate(rollouts):
+        results.append(result(*(([n, i], [100 + i], ok) for i, ok in enumerate(valid_rounds))))
+        keep.append(informative and answered)  # what the homogeneity and valid-answer filters decide
+        stds[str(n)], answers[str(n)] = (0.5 if informative else 0.0), answered
+        formats += valid_rounds
+        owners += [str(n)] * len(valid_rounds)
+        order += [[n, i] for i in range(len(valid_rounds))]
+    rows, _ = round_rows(results, advantages=[1.0] * len(results), keep=keep, format_penalty=format_penalty)
+    selected = released_selected_indices(formats, owners, stds, answers)
+    assert [r.prompt_ids for r in rows] == [order[i] for i in selected]
+
+
+def test_the_released_stop_properly_penalty_is_never_applied():
+    from tests.helpers.released_training import ReleasedRewardManager
+
+    manager = ReleasedRewardManager()  # as the released trainer leaves it
+    assert manager.apply(1.0, stop_properly=False) == 1.0  # a generation cut off by length keeps its reward
+    manager.set_stop_properly_penalty(0.1)  # what the commented-out line would have done
+    assert manager.apply(1.0, stop_properly=False) == 0.1 and manager.apply(1.0, stop_properly=True) == 1.0

@@ -45,3 +45,17 @@ def test_samples_at_temperature_0_are_refused_for_models_only(tmp_path: Path):
         assert not db.exists()  # refused before anything ran
     assert EvalConfig.build(orchestrator="scripted:round-robin", samples=3).samples == 3  # seeded tools vary per sample
     assert EvalConfig.build(orchestrator="hf:smollm2", samples=3, temperature=0.7).temperature == 0.7
+
+
+def test_the_judge_prompt_follows_the_expert_protocol_and_parts_judged_runs():
+    """A released run is judged with the released prompt unless told otherwise; a run without a judge, or
+    judged with the lab's prompt, keeps the id it had before the choice existed."""
+    rounds = EvalConfig(benchmark="world:hle", protocol="rounds", judge="sim:gpt-5")
+    assert (rounds.expert_protocol, rounds.judge_prompt) == ("released", "released")
+    assert EvalConfig(benchmark="world:hle", protocol="rounds", expert_protocol="lab").judge_prompt == "lab"
+    assert EvalConfig(benchmark="world:hle", judge="sim:gpt-5").judge_prompt == "lab"
+    assert EvalConfig(benchmark="world:hle", protocol="rounds", judge_prompt="lab").judge_prompt == "lab"
+    as_lab = rounds.model_copy(update={"judge_prompt": "lab"})
+    assert rounds.run_id(None, 50) != as_lab.run_id(None, 50)  # judged otherwise: another run
+    unjudged = EvalConfig(benchmark="world:hle", protocol="rounds")
+    assert unjudged.run_id(None, 50) == unjudged.model_copy(update={"judge_prompt": "lab"}).run_id(None, 50)

@@ -184,18 +184,31 @@ def test_a_policy_that_cannot_start_fails_the_run_with_one_line(tmp_path: Path, 
     assert list(runs.status) == ["failed"]
 
 
-def test_an_unreachable_orchestrator_endpoint_exits_1_naming_it_and_stores_nothing(tmp_path: Path, world):
+def test_an_orchestrator_endpoint_nobody_answers_fails_before_work_in_one_line(tmp_path: Path, world):
     from lab.testing.openai_server import unused_port
 
     db = tmp_path / "down.duckdb"
     url = f"http://127.0.0.1:{unused_port()}/v1"
     result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator", f"openai:qwen3-8b@{url}", "--db",
-                                      str(db),
-                                      "--json"), capture_output=True, text=True, timeout=300)
+                                      str(db)), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: --orchestrator: {url}: cannot be reached") and "Traceback" not in result.stderr
+    assert not db.exists()
+
+
+def test_an_orchestrator_endpoint_lost_mid_run_exits_1_naming_it_and_stores_nothing(tmp_path: Path, world):
+    from lab.testing.openai_server import OpenAICompatServer
+
+    db = tmp_path / "down.duckdb"
+    with OpenAICompatServer(fail_first=10_000, fail_status=503, models=("qwen3-8b",)) as server:
+        result = subprocess.run(orchestra(*EVAL[:-2], "--limit", "2", "--orchestrator",
+                                          f"openai:qwen3-8b@{server.base_url}", "--db", str(db), "--json"),
+                                capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stderr
     (row,) = json.loads(result.stdout)
     assert row["unavailable_rollouts"] == 2 and row["trajectories"] == 0
-    assert all("endpoint unavailable" in e and url in e for e in row["errors_seen"])
+    assert all("endpoint unavailable" in e and server.base_url in e for e in row["errors_seen"])
     assert queries.trajectories_df(Store(db), include_cut=True).empty
     assert queries.runs_df(Store(db)).status.tolist() == ["interrupted"]  # the same command resumes it
 

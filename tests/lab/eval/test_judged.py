@@ -118,3 +118,27 @@ def test_a_failing_judge_is_no_verdict_not_a_wrong_answer_and_the_same_command_r
     judge_steps = queries.steps_df(store, row["run_id"]).query("kind == 'judge'")
     assert set(judge_steps.task_id) == set(retried.task_id) and not judge_steps.simulated.any()
     assert (judge_steps.input_tokens == 300).all() and (judge_steps.model == "gpt-5").all()
+
+
+def test_a_released_run_asks_the_judge_with_the_released_prompt_and_lab_on_request(tmp_path: Path):
+    """Under the round protocol (released experts) the judge reads the released evaluation's prompt; with
+    `--judge-prompt lab` the lab's; the simulated judge grades either."""
+    kit = yaml.safe_load((TOOLKITS_DIR / "paper-small.yaml").read_text())
+    kit["tools"].append({"name": "sim:gpt-5", "backend": {"kind": "sim", "profile": "gpt-5"}})
+    (tmp_path / "kit.yaml").write_text(yaml.safe_dump(kit))
+    prompts = {}
+    for choice in ("", "lab"):
+        db = tmp_path / f"judged-{choice or 'default'}.duckdb"
+        args = ["eval", "--benchmark", "world:hle", "--split", "test", "--orchestrator", "scripted:cheapest-first",
+                "--toolkit", str(tmp_path / "kit.yaml"), "--protocol", "rounds", "--limit", "8", "--judge",
+                "sim:gpt-5", "--db", str(db), *(["--judge-prompt", choice] if choice else [])]
+        result = orchestra(*args)
+        assert result.returncode == 0, result.stderr[-2000:]
+        store = Store(db)
+        run_id = queries.trajectories_df(store).run_id.iloc[0]
+        steps = queries.steps_df(store, run_id).query("kind == 'judge'")
+        assert len(steps), "no answer went to the judge"
+        prompts[choice] = [json.loads(a)["prompt"] for a in steps.arguments_json]
+    assert all(p.startswith("Question: ") and "\n\nAssume that the reference answer is correct. Output "
+               "<correct>True</correct> if the student answer matches" in p for p in prompts[""])
+    assert all("<student_answer>" in p and "Reply with exactly one verdict tag" in p for p in prompts["lab"])

@@ -152,14 +152,23 @@ def test_every_replica_down_makes_the_rollout_unavailable_with_one_line_naming_e
     assert result.trajectory.final_answer is None and not result.steps
 
 
-def test_the_harness_counts_a_run_whose_replicas_are_all_down_as_unavailable_and_stores_nothing(
+def test_the_harness_counts_a_run_whose_replicas_all_go_down_as_unavailable_and_stores_nothing(
         tmp_path: Path, world) -> None:
-    down = [f"http://127.0.0.1:{unused_port()}/v1" for _ in range(2)]
     store = Store(tmp_path / "down.duckdb")
-    config = EvalConfig(benchmark="world", split="test", orchestrator=f"openai:qwen3-8b@{','.join(down)}", limit=2,
-                        concurrency=2)
-    (summary,) = run_eval(config, store)
+    with (OpenAICompatServer(fail_first=10_000, fail_status=503) as a,
+          OpenAICompatServer(fail_first=10_000, fail_status=502) as b):
+        down = [a.base_url, b.base_url]  # both answer the check before work, then fail every turn
+        config = EvalConfig(benchmark="world", split="test", orchestrator=f"openai:qwen3-8b@{','.join(down)}",
+                            limit=2, concurrency=2)
+        (summary,) = run_eval(config, store)
     assert summary.unavailable == 2 and summary.trajectories == 0
     assert all("endpoint unavailable" in e and all(url in e for url in down) for e in summary.errors)
     assert queries.trajectories_df(store, include_cut=True).empty
     assert queries.run(store, summary.run_id).status == "interrupted"  # the same command resumes it
+
+
+def test_a_run_whose_replicas_nobody_answers_is_refused_before_work(tmp_path: Path, world) -> None:
+    down = [f"http://127.0.0.1:{unused_port()}/v1" for _ in range(2)]
+    config = EvalConfig(benchmark="world", split="test", orchestrator=f"openai:qwen3-8b@{','.join(down)}", limit=2)
+    with pytest.raises(LabInputError, match=f"^--orchestrator: {down[0]}: cannot be reached"):
+        run_eval(config, Store(tmp_path / "down.duckdb"))

@@ -120,7 +120,8 @@ def test_the_h100_config_trains_with_the_released_round_behaviours():
         "rounds", "released", "distinct", "interleaved")
     assert (rollout.max_turns, rollout.context_tokens, rollout.document_chars, rollout.document_suffix) == (
         30, 24000, 4000, "")
-    assert config.retrieval_top_k == 30 and config.beta == pytest.approx(1e-4) and config.format_penalty == 0.1
+    # a round without a valid call is dropped, as released (its stop_properly_penalty is never applied)
+    assert config.retrieval_top_k == 30 and config.beta == pytest.approx(1e-4) and config.format_penalty == 0.0
 
 
 # ---- waiting --------------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from lab.tools.experts import Gathered, cut_front
 from lab.tools.paper import paper_parameters
 from lab.toolspec import ToolSpec
 from tests.conftest import SHARED
+from tests.helpers.released_rounds import orchestrator_context_str
 
 
 @dataclass
@@ -93,16 +94,17 @@ def call(name: str, model: str = "m-1") -> str:
 def test_each_round_is_a_fresh_two_message_prompt_with_the_environment_context():
     policy = Rounds(call("search"), call("enhance_reasoning"), call("answer", "m-2"))
     result, tools = play(policy)
-    first, second, third = policy.seen
-    assert first == [{"role": "system", "content": ROUND_SYSTEM},
-                     {"role": "user",
-                      "content": "Problem: Who founded the lantern guild?\n\n\n\nChoose an appropriate tool."}]
-    assert second[1]["content"] == ("Problem: Who founded the lantern guild?\n\nDocuments:\n"
-                                    "Doc 1: Ada Brook founded the lantern guild in 1834. ...\n\n"
-                                    "Choose an appropriate tool.")
-    assert ("python code and execution outputs:\n```python\nprint(1834 - 1800)\n```\n\n```output\n34\n```"
-            in third[1]["content"])
-    assert all(len(messages) == 2 for messages in policy.seen)  # never its own earlier turns
+    # what eval_hle.py's `run_single` shows after nothing, after the search, after the search and the program
+    gathered = [([], []), (["Ada Brook founded the lantern guild in 1834."], []),
+                (["Ada Brook founded the lantern guild in 1834."], [{"code": "print(1834 - 1800)", "output": "34"}])]
+    question = Task().question
+    assert policy.seen == [
+        [{"role": "system", "content": ROUND_SYSTEM},
+         {"role": "user", "content": f"Problem: {question}\n\n{orchestrator_context_str(question, docs, code, False)}"
+                                     "\n\nChoose an appropriate tool."}]  # (eval_hle.py's stray `'` left out)
+        for docs, code in gathered]
+    third = policy.seen[2]
+    assert "python code and execution outputs:\n```python\nprint(1834 - 1800)\n```" in third[1]["content"]
     # the model reads that context
     assert tools["answer"].seen[0] == third[1]["content"].split("\n\n", 1)[1].rsplit("\n\nChoose", 1)[0]
     assert [s.prompt for s in result.steps if s.kind == "tool"] == [m[1]["content"] for m in policy.seen]
@@ -176,10 +178,39 @@ def test_search_is_withdrawn_once_a_document_exists_where_the_benchmark_says():
     config = RolloutConfig(protocol="rounds", max_turns=5, withdraw_search_after_documents=True)
     result, _ = play(policy, config)
     assert [e["function"]["name"] for e in policy.catalogs[1]] == ["enhance_reasoning", "answer"]
-    assert [s.kind for s in result.steps] == ["tool", "format_error", "tool", "answer"]
+    # the released loop checks a call against every tool it knows: a withdrawn `search` written anyway runs
+    assert [s.kind for s in result.steps] == ["tool", "tool", "tool", "answer"]
+    policy = Rounds(call("search"), call("search"), call("answer"))
+    result, _ = play(policy, config.model_copy(update={"expert_protocol": "lab"}))
+    assert [s.kind for s in result.steps] == ["tool", "format_error", "tool", "answer"]  # the lab's check refuses it
 
 
-@given(st.text(min_size=0, max_size=400), st.integers(min_value=0, max_value=120))
+def test_the_released_check_reads_only_the_model_and_the_labs_refuses_an_extra_argument():
+    extra = format_tool_call("answer", {"model": "m-2", "confidence": "high"})
+    result, tools = play(Rounds(extra))
+    assert [s.kind for s in result.steps] == ["tool", "answer"] and result.trajectory.format_ok
+    assert json.loads(result.steps[0].arguments_json) == {"model": "m-2", "confidence": "high"}  # logged as written
+    result, _ = play(Rounds(extra, format_tool_call("answer", {"model": "m-3"})),
+                     RolloutConfig(protocol="rounds", max_turns=2, expert_protocol="lab"))
+    assert [s.kind for s in result.steps] == ["format_error", "format_error"]
+    assert "unknown argument 'confidence'" in result.steps[0].error
+    assert "m-3" in result.steps[1].error  # not a slot of the tool, under either check
+
+
+def test_the_lab_protocol_keeps_its_own_layout():
+    policy = Rounds(call("search"), call("enhance_reasoning"), call("answer", "m-2"))
+    result, tools = play(policy, RolloutConfig(protocol="rounds", max_turns=6, expert_protocol="lab"))
+    first, second, third = policy.seen
+    assert first[1]["content"] == "Problem: Who founded the lantern guild?\n\n\n\nChoose an appropriate tool."
+    assert second[1]["content"] == ("Problem: Who founded the lantern guild?\n\nDocuments:\n"
+                                    "Doc 1: Ada Brook founded the lantern guild in 1834. ...\n\n"
+                                    "Choose an appropriate tool.")
+    assert ("python code and execution outputs:\n```python\nprint(1834 - 1800)\n```\n\n```output\n34\n```"
+            in third[1]["content"])
+    assert tools["answer"].seen[0] == third[1]["content"].split("\n\n", 1)[1].rsplit("\n\nChoose", 1)[0]
+
+
+@given(st.text(min_size=0, max_size=400), st.integers(min_value=1, max_value=120))
 def test_cut_front_keeps_the_longest_tail_within_the_budget(text, budget):
     cut = cut_front(text, budget, estimate_tokens)
     assert text.endswith(cut) and estimate_tokens(cut) <= budget

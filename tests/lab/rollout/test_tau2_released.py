@@ -30,8 +30,10 @@ from lab.rollout import PolicyOutput, RolloutConfig, RolloutRequest, run_rollout
 from lab.rollout.parse import format_tool_call
 from lab.rollout.tau2_released import EXPERT_RULE, GREETING, MAX_STEPS, TRANSFER_RULE, message_of, read_turn
 from lab.store import Store, queries
+from lab.testing import OpenAICompatServer
 from lab.tools.base import Observation
-from lab.toolspec import ToolSpec
+from lab.tools.openai_llm import OpenAIChatTool
+from lab.toolspec import LLM_TOOL_PARAMETERS, ToolSpec
 from tests.conftest import orchestra
 
 RELEASED = RolloutConfig(tau2_agent="released")
@@ -161,6 +163,25 @@ def test_the_experts_reply_is_the_agents_turn_and_its_cost_is_kept(retail):
     assert (call.model, call.simulated, call.cost_usd) == ("gpt-5", True, pytest.approx(0.0035))
     assert result.trajectory.cost_usd == pytest.approx(0.0035 + 0.001 * 2)  # not reset to 0
     assert json.loads(result.trajectory.tool_counts_json) == {"fake-gpt-5": 1, "find_user_id_by_email": 1}
+
+
+def test_a_gpt5_expert_is_asked_as_openai_accepts(retail):
+    """The expert path against a server with OpenAI's rules (`strict`): GPT-5 is asked without a parameter it
+    refuses, and its reply is the agent's turn, priced from the usage the server reports."""
+    lookup = ('<tool_call>{"name": "find_user_id_by_email", "arguments": {"email": "yara.muller9246@example.com"}}'
+              '</tool_call>')
+    with OpenAICompatServer(strict=True, models=("gpt-5",), reply=lookup, usage=(2000, 100)) as server:
+        expert = OpenAIChatTool(ToolSpec(
+            name="gpt-5", description="GPT-5 on OpenAI.", category="generalist", model="gpt-5", input_per_mtok=1.25,
+            output_per_mtok=10.0, parameters=LLM_TOOL_PARAMETERS,
+            backend={"kind": "openai", "base_url": server.base_url, "model": "gpt-5", "provider": "openai",
+                     "max_retries": 0}))
+        policy = Script([format_tool_call("call_expert", {"expert": "expert-1"}), "<message>Verified.</message>"])
+        result = play(retail, "retail-78", policy, experts={"expert-1": expert})
+    assert server.refused == [] and len(server.bodies) == 1 and "max_tokens" not in server.bodies[0]
+    (call,) = [s for s in result.steps if s.tool_name == "call_expert"]
+    assert call.error is None and (call.model, call.simulated, call.cost_usd) == ("gpt-5", False, pytest.approx(0.0035))
+    assert policy.seen[1][-1]["content"] == "yara_muller_8652"  # the expert's lookup ran as the agent's turn
 
 
 def test_an_unknown_expert_is_an_error_the_agent_reads_and_no_model_is_called(retail):

@@ -35,17 +35,24 @@ pytestmark = pytest.mark.slow
 
 
 def writer(base_url: str) -> OpenAIChatTool:
+    """GPT-5 on OpenAI's rules: every server below is strict, so a stage asking it with a parameter it refuses
+    fails the test."""
     return OpenAIChatTool(ToolSpec(name="writer", description="A generalist LLM.", parameters=LLM_TOOL_PARAMETERS,
-                                   category="generalist", model="qwen3-32b",
-                                   backend={"kind": "openai", "base_url": base_url, "model": "qwen3-32b",
-                                            "backoff_s": 0.01}))
+                                   category="generalist", model="gpt-5",
+                                   backend={"kind": "openai", "base_url": base_url, "model": "gpt-5",
+                                            "provider": "openai", "backoff_s": 0.01}))
+
+
+def llm_server(**behaviour) -> OpenAICompatServer:
+    return OpenAICompatServer(strict=True, models=("gpt-5",), **behaviour)
 
 
 def generate(model: LibraryLLM, tmp_path: Path, n_tasks: int = 6, **settings) -> tuple:
-    with OpenAICompatServer(responder=model.respond) as server:
+    with llm_server(responder=model.respond) as server:
         results, llm = asyncio.run(generate_domains(
             ["library"], n_tasks, seed=0, tool=writer(server.base_url),
             settings=LLMSettings(cache_dir=tmp_path / "cache", **settings)))
+        assert server.refused == []  # every stage asked GPT-5 as OpenAI accepts
         return results[0], llm, server.requests, server.max_in_flight
 
 
@@ -99,7 +106,7 @@ def test_a_hopeless_stage_stops_after_the_set_attempts(tmp_path):
 
 def test_calls_never_exceed_the_concurrency_cap(tmp_path):
     model = LibraryLLM()
-    with OpenAICompatServer(responder=model.respond, latency_s=0.05) as server:
+    with llm_server(responder=model.respond, latency_s=0.05) as server:
         results, _ = asyncio.run(generate_domains(
             ["library", "archive", "lending"], 2, seed=0, tool=writer(server.base_url),
             settings=LLMSettings(cache_dir=tmp_path / "cache", concurrency=2)))
@@ -144,11 +151,11 @@ def test_the_written_folder_evaluates_like_any_toolscale_folder(built, tmp_path)
 
 def test_cli_synth_with_an_llm_tool(tmp_path):
     model = LibraryLLM()
-    with OpenAICompatServer(responder=model.respond) as server:
-        kit = {"name": "writers", "tools": [{"name": "writer", "model": "qwen3-32b", "category": "generalist",
+    with llm_server(responder=model.respond) as server:
+        kit = {"name": "writers", "tools": [{"name": "writer", "model": "gpt-5", "category": "generalist",
                                              "description": "A generalist LLM.",
                                              "backend": {"kind": "openai", "base_url": server.base_url,
-                                                         "model": "qwen3-32b"}}]}
+                                                         "model": "gpt-5", "provider": "openai"}}]}
         (tmp_path / "kit.yaml").write_text(yaml.safe_dump(kit))
         done = subprocess.run([sys.executable, "-c", "from orchestra.cli import main; main()", "synth", "--domains",
                                "library",

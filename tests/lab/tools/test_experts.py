@@ -7,12 +7,15 @@ drift in the lab's prompts, cuts or readers fails here.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.tools.base import Observation
 from lab.tools.experts import (
+    REQUEST_TOKENS,
     ExpertSettings,
     Gathered,
     budget_problem,
@@ -26,6 +29,7 @@ from lab.tools.experts import (
     read_query,
 )
 from tests.helpers.released_experts import (
+    cut_seq,
     released_answer_messages,
     released_code_prompt,
     released_context,
@@ -104,7 +108,9 @@ def test_a_query_is_read_as_the_released_split_reads_it(reply):
 
 def test_a_failed_query_writer_searches_the_problem_and_a_short_query_searches_nothing():
     assert read_query(None, PROBLEM, "hle") == PROBLEM
-    assert read_query("", PROBLEM, "frames") == PROBLEM  # FRAMES: an empty reply also falls back
+    assert read_query("", PROBLEM, "frames") == PROBLEM  # FRAMES: an empty reply also falls back ...
+    assert read_query("", PROBLEM, "frames", family_of("gpt-5-mini", "frames")) == PROBLEM
+    assert read_query("", PROBLEM, "frames", family_of("qwen3-32b", "frames")) is None  # ... but not Qwen3's
     assert read_query("<query>river</query>", PROBLEM, "hle") == "river"
     assert read_query("<query>river</query>", PROBLEM, "frames") is None  # under 10 characters
     assert read_query("<query>" + "q" * 500 + "</query>", PROBLEM, "hle") == "q" * 390
@@ -150,10 +156,59 @@ def test_interleaved_gathering_puts_a_new_search_among_the_earlier_documents():
     assert gathered.documents == ["b2", "a4", "a3", "b1", "a2", "a1"]
 
 
-@given(st.text(max_size=300), st.integers(0, 80))
-def test_a_cut_keeps_the_newest_text_within_the_budget(text, budget):
-    cut = cut_front(text, budget, words)
-    assert text.endswith(cut) and words(cut) <= budget
+@given(st.text(alphabet=st.sampled_from("ab \n"), max_size=300), st.integers(-80, 80))
+def test_a_cut_is_the_released_slice_for_every_budget(text, budget):
+    # `token_ids[-l:]`: the last l tokens; l = 0 keeps everything, a negative l drops the first -l tokens
+    # (a problem longer than Qwen2.5-Math's 2,000-token budget leaves it negative)
+    assert cut_front(text, budget, words) == cut_seq(seq=text, l=budget)['string_after_cut']
+
+
+def recipe_serve_lines() -> dict[str, tuple[int, str]]:
+    """docs/reproduce.md step 1: model id -> (its `--max-model-len`, the comment after the line)."""
+    from tests.conftest import REPO
+
+    page = (REPO / "docs" / "reproduce.md").read_text()
+    return {m.group(1): (int(m.group(2)), m.group(3)) for m in
+            re.finditer(r"^vllm serve (\S+) .*?--max-model-len (\d+)[^#\n]*(?:# (.*))?$", page, re.MULTILINE)}
+
+
+def test_the_recipes_serve_lines_hold_each_released_request_with_slack():
+    """Each served expert's window holds its released budget (HLE and FRAMES), the request's own wording and
+    template (`REQUEST_TOKENS`, measured) and its max tokens, counted in tokens as the recipe counts them; the
+    line's comment gives the spare it leaves; Qwen3-32B's also holds a characters / 4 estimate; and each
+    slot of the recipe's toolkit says the window its server holds. The orchestrator's holds 27,000 tokens of
+    context, the released catalog with its preamble (JSON at 3 characters a token; measured 3.7) and 12,000."""
+    from tests.conftest import REPO, SHARED
+
+    lines = recipe_serve_lines()
+    experts = {model: window for model, (window, _) in lines.items() if model.startswith("Qwen/")}
+    assert set(experts) == {"Qwen/Qwen3-32B", "Qwen/Qwen2.5-Coder-32B-Instruct", "Qwen/Qwen2.5-Math-72B-Instruct",
+                            "Qwen/Qwen2.5-Math-7B-Instruct"}
+    for model, window in experts.items():
+        for variant in ("hle", "frames"):
+            family = family_of(model, variant)
+            assert budget_problem("s", model, family, window) is None, (model, variant)
+            needed = family.context_tokens + REQUEST_TOKENS + family.max_tokens
+            spare = f"{family.context_tokens:,} + {REQUEST_TOKENS} + {family.max_tokens:,} = {needed:,}: " \
+                    f"{window - needed:,} spare"
+            assert lines[model][1].startswith(spare), (model, lines[model][1], spare)
+        assert window == family_of(model).window  # the model's own window, as `vllm serve` gives it by default
+    assert budget_problem("s", "qwen3-32b", family_of("qwen3-32b"), experts["Qwen/Qwen3-32B"], estimated=True) is None
+    for model in ("Qwen/Qwen2.5-Coder-32B-Instruct", "Qwen/Qwen2.5-Math-7B-Instruct"):
+        assert "count it in tokens" in budget_problem("s", model, family_of(model), experts[model], estimated=True)
+    page = (REPO / "docs" / "reproduce.md").read_text()
+    for model, window in experts.items():
+        slots = re.findall(rf"model: {re.escape(model)}, context_window: (\d+)", page)
+        assert slots and {int(w) for w in slots} == {window}, model
+    (orchestrator,) = [window for model, (window, _) in lines.items() if "Orchestrator" in model]
+    catalog = (SHARED / "toolorchestra" / "tools.json").read_text()
+    preamble = ("You are good at using tools.\n\n# Tools\n\nYou may call one or more functions to assist with the user "
+                "query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+                "</tools>\n\nFor each function call, return a json object with function name and arguments within "
+                "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+                "<args-json-object>}\n</tool_call>Problem: \n\nChoose an appropriate tool.")
+    max_new_tokens = int(re.search(r"--max-new-tokens (\d+)", page).group(1))
+    assert 27000 + (len(catalog) + len(preamble)) // 3 + max_new_tokens <= orchestrator
 
 
 def test_released_budgets_fit_the_models_windows_and_a_longer_one_is_refused():
@@ -164,3 +219,31 @@ def test_released_budgets_fit_the_models_windows_and_a_longer_one_is_refused():
     problem = budget_problem("answer-4", "qwen3-32b", family_of("qwen3-32b"), 16384)
     assert "24,000" in problem and "16,384" in problem and "answer-4" in problem
     assert budget_problem("answer-4", "qwen3-32b", family_of("qwen3-32b"), 16384, context_tokens=8000) is None
+
+
+def test_a_served_coder_counted_as_characters_is_refused_and_counted_in_tokens_runs(tmp_path):
+    """The coder's 32,768 tokens hold its released request counted in tokens (688 spare), not a characters
+    / 4 count that may be a quarter short: an `openai:` orchestrator without its tokenizer is refused
+    before any work, naming the fix; with `--orchestrator-tokenizer` (or the slot's own tokenizer) it runs."""
+    import yaml
+
+    from lab.errors import LabInputError
+    from lab.eval.checks import check_expert_budgets
+    from lab.eval.config import EvalConfig
+    from lab.toolkit import load_toolkit
+
+    coder = {"name": "qwen2.5-coder-32b", "model": "qwen2.5-coder-32b-instruct",
+             "backend": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+                         "model": "Qwen/Qwen2.5-Coder-32B-Instruct", "context_window": 32768}}
+    path = tmp_path / "served.yaml"
+    path.write_text(yaml.safe_dump({"name": "served", "tools": [
+        {"name": "enhance_reasoning", "backend": {"kind": "paper", "role": "enhance_reasoning",
+                                                  "slots": {"reasoner-3": coder}}}]}))
+    toolkit = load_toolkit(str(path))
+    orchestrator = "openai:orchestrator@http://127.0.0.1:9/v1"
+    estimated = EvalConfig(benchmark="world:hle", protocol="rounds", orchestrator=orchestrator, toolkit=str(path))
+    with pytest.raises(LabInputError, match="reasoner-3.*1.25x as many tokens.*--orchestrator-tokenizer"):
+        check_expert_budgets(estimated, toolkit)
+    (tmp_path / "tokenizer").mkdir()
+    counted = estimated.model_copy(update={"orchestrator_tokenizer": str(tmp_path / "tokenizer")})
+    check_expert_budgets(counted, toolkit)  # 24,000 + 80 + 8,000 of 32,768

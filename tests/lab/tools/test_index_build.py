@@ -93,3 +93,33 @@ def test_chunks_of_another_corpus_are_not_mixed_in(corpus, embedder, tmp_path, m
     assert index.manifest.resumed_docs == 0
     for doc_id, (_, _, query) in FACTS.items():
         assert index.search(query, 1)[0].doc_id == doc_id
+
+
+def test_two_builds_into_one_folder_leave_one_complete_index_and_no_traceback(corpus, tmp_path):
+    """Two processes build into one folder at once (the second starts while the first holds its first
+    chunk): the second waits for the folder's lock, then reuses the index the first finished, embedding
+    nothing; neither fails and the folder holds one complete index."""
+    import multiprocessing
+
+    from tests.helpers.index_builders import SIGNAL_TIMEOUT_S, HashEmbedder, first_build, second_build
+
+    spawn = multiprocessing.get_context("spawn")
+    started, second_waits, results = spawn.Event(), spawn.Event(), spawn.Queue()
+    folder = tmp_path / "shared-index"
+    first = spawn.Process(target=first_build, args=(str(corpus), str(folder), started, second_waits, results))
+    first.start()
+    assert started.wait(SIGNAL_TIMEOUT_S), "the first build never reached its first chunk"
+    second = spawn.Process(target=second_build, args=(str(corpus), str(folder), second_waits, results))
+    second.start()
+    outcomes = {name: (status, detail, embedded) for name, status, detail, embedded in
+                (results.get(timeout=2 * SIGNAL_TIMEOUT_S) for _ in range(2))}
+    first.join(), second.join()
+    for name, (status, detail, _) in outcomes.items():
+        assert status == "ok", f"the {name} build failed:\n{detail}"
+    assert second_waits.is_set(), "the second build did not wait for the first"
+    (_, made, embedded_first), (_, reused, embedded_second) = outcomes["first"], outcomes["second"]
+    assert embedded_first == 36 and embedded_second == 0  # the corpus was embedded once
+    assert reused == made and made["count"] == 36
+    assert sorted(p.name for p in folder.iterdir()) == [".build.lock", "docs.parquet", "index.faiss",
+                                                        "manifest.json"]
+    assert len(LocalSearchIndex.load(folder, HashEmbedder())) == 36

@@ -9,7 +9,9 @@ import asyncio
 import json
 import random
 import threading
+from pathlib import Path
 
+import faiss
 import numpy as np
 import pandas as pd
 import pytest
@@ -317,10 +319,13 @@ def test_query_embedding_leaves_the_callers_torch_threads_alone(embedder):
     assert vector.shape == (1, 384) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
 
 
-def test_qwen3_preset_prefixes_queries_only():
+def test_qwen3_preset_prefixes_queries_only_with_the_released_instruction():
+    """The query the embedder reads is the released retrievers' (`retrieval_hle.py`, `retrieval_wiki.py`:
+    f'Instruct: Given a search query, retrieve relevant passages\\nQuery:{query}'); documents get none."""
     config = EmbedderConfig.qwen3_8b("/models/Qwen3-Embedding-8B")
-    assert config.query_prefix.startswith("Instruct: Given a web search query")
-    assert config.query_prefix.endswith("\nQuery: ")
+    query = "who painted the Varnholm lighthouse"
+    assert config.query_prefix + query == f'Instruct: Given a search query, retrieve relevant passages\nQuery:{query}'
+    assert "query_prefix" not in config.cache_key()  # an index built with the older instruction is still valid
     assert EmbedderConfig.named("qwen3-8b").path == "Qwen/Qwen3-Embedding-8B"
     assert EmbedderConfig.minilm().query_prefix == ""
     with pytest.raises(LabInputError, match="embedder 'bert'"):
@@ -394,3 +399,99 @@ def test_released_filters_keep_long_documents_scoring_over_the_threshold():
     assert capped.meta["documents"] == [long]
     unfiltered = asyncio.run(LocalSearch(index, top_k=2).execute({"query": "q"}))
     assert unfiltered.meta["documents"] == [long, short] and index.asked[-1] == 2
+
+
+class FixedQuery:
+    """An embedder stand-in whose every query is the vector `e0`."""
+
+    def __init__(self, dim: int) -> None:
+        self.vector = np.eye(1, dim, dtype=np.float32)  # (1, dim)
+
+    def encode_query(self, query: str) -> np.ndarray:
+        return self.vector.copy()
+
+
+def ranked_index(count: int) -> LocalSearchIndex:
+    """A real flat FAISS index of `count` documents whose cosine to every query falls with their number:
+    doc-0000 ranks first, doc-1200 ranks 1,201st (cosines from 1 down to about 0.2, all over 0.1)."""
+    from lab.tools.local_search import IndexManifest
+
+    angles = np.linspace(0.0, 1.35, count)  # radians; cos(1.35) ~ 0.22
+    vectors = np.zeros((count, 8), dtype=np.float32)  # (count, dim)
+    vectors[:, 0], vectors[:, 1] = np.cos(angles), np.sin(angles)
+    index = faiss.IndexFlatIP(8)
+    index.add(vectors)
+    docs = pd.DataFrame({"doc_id": [f"doc-{i:04d}" for i in range(count)], "title": "",
+                         "text": [f"Passage {i}: " + "a long enough document to pass the length filter. " * 3
+                                  for i in range(count)]})
+    manifest = IndexManifest(build_key="x", embedder=EmbedderConfig.minilm(), dim=8, kind="flat", corpus_path="",
+                             corpus_sha256="", count=count)
+    return LocalSearchIndex(index, docs, manifest, FixedQuery(8), Path("."))
+
+
+def test_the_released_scope_searches_the_global_top_1000_before_the_whitelist():
+    """The released HLE server reads the index's global top 1,000 and keeps the task's documents among them:
+    a task document ranked past 1,000 is never found, and a search finds fewer documents (so the paper
+    search tool falls back to the web sooner). The lab's `inside` scope finds it."""
+    index = ranked_index(1500)
+    task = {"doc_whitelist": ["doc-0005", "doc-0999", "doc-1000", "doc-1200"]}
+    released = dict(top_k=50, min_chars=100, min_score=0.1)  # what --protocol rounds --benchmark hle sets
+
+    def found(scope: str) -> list[str]:
+        tool = LocalSearch(index, whitelist_scope=scope, **released)
+        return asyncio.run(tool.execute({"query": "q"}, ToolContext(task=task))).meta["doc_ids"]
+
+    assert found("global") == ["doc-0005", "doc-0999"]  # ranks 6 and 1,000 are in the top 1,000; 1,001 is not
+    assert found("inside") == ["doc-0005", "doc-0999", "doc-1000", "doc-1200"]
+    assert len(found("global")) < 3 <= len(found("inside"))  # the released web fallback triggers under global only
+    assert found("global") == found_by_the_released_server(index, task["doc_whitelist"])
+
+
+def found_by_the_released_server(index: LocalSearchIndex, example_ids: list[str]) -> list[str]:
+    """retrieval_hle.py's `_batch_search(num=1000)` and `/retrieve` filters, in its shape, on the same index."""
+    scores, idxs = index.cpu_index.search(FixedQuery(8).vector, 1000)
+    results = [index.docs.iloc[int(i)] for i in idxs[0]]
+    cur_batch_results, cur_batch_scores = [], []
+    for r, s in zip(results, scores[0]):
+        if r['doc_id'] in example_ids:
+            cur_batch_results.append(r)
+            cur_batch_scores.append(s)
+    combined = []
+    for doc, score in zip(cur_batch_results, cur_batch_scores):
+        if len(doc["text"]) > 100 and score > 0.1:
+            combined.append(doc["doc_id"])
+        if len(combined) >= 50:
+            break
+    return combined
+
+
+def test_an_hle_run_under_rounds_searches_as_released_and_inside_on_request():
+    from lab.eval.checks import with_search_depth
+    from lab.eval.config import EvalConfig
+    from lab.toolkit import load_toolkit
+
+    def scope(**options) -> str | None:
+        toolkit = with_search_depth(EvalConfig(toolkit="paper", **options), load_toolkit("paper"))
+        (search,) = [t for t in toolkit.tools if t.name == "search"]
+        return (search.backend.get("retriever") or {}).get("whitelist_scope")
+
+    assert scope(benchmark="hle", protocol="rounds") == "global"
+    assert scope(benchmark="hle", protocol="rounds", retrieval_whitelist="inside") == "inside"
+    assert scope(benchmark="frames", protocol="rounds") is None  # FRAMES has no per-question corpus
+    assert scope(benchmark="hle") is None
+    with pytest.raises(ValueError, match="--retrieval-whitelist global: applies with --protocol rounds"):
+        EvalConfig(benchmark="hle", retrieval_whitelist="global")
+
+
+def test_a_toolkit_names_the_whitelist_scope_or_is_refused_when_it_loads(tmp_path):
+    from lab.toolkit import load_toolkit
+
+    for scope, problem in (("global", None), ("everywhere", "whitelist_scope: expected one of inside, global")):
+        path = tmp_path / f"{scope}.yaml"
+        path.write_text(f"name: kit\ntools:\n  - {{name: local_search, backend: {{kind: local_search, index: world, "
+                        f"whitelist_scope: {scope}}}}}\n")
+        if problem is None:
+            assert load_toolkit(str(path)).tools[0].backend["whitelist_scope"] == "global"
+        else:
+            with pytest.raises(LabInputError, match=problem):
+                load_toolkit(str(path))

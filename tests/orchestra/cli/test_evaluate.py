@@ -35,6 +35,13 @@ WORDY_ENDPOINT = ("name: bad\ntools:\n  - {name: g, model: gpt-5, category: gene
     (["eval", "--expert-protocol", "released"], "", "--expert-protocol released: the released experts read"),
     (["eval", "--tool-timeout-s", "-1"], "", "tool_timeout_s: Input should be greater than 0"),
     (["eval", "--expert-timeout-s", "0"], "", "expert_timeout_s: Input should be greater than 0"),
+    (["eval", "--protocol", "rounds", "--run-programs", "maybe"], "", "run_programs: Input should be a valid boolean"),
+    (["eval", "--run-programs", "yes"], "", "--run-programs is read by the released experts only"),
+    (["eval", "--calls-per-round", "distinct"], "", "--calls-per-round is read by the round protocol only"),
+    (["eval", "--orchestrator", "openai:gpt-5@https://api.openai.com/v1", "--temperature", "0.7"], "",
+     "takes temperature 1 only (got 0.7)"),
+    (["eval", "--orchestrator", "openai:my-model@https://llm.example.com/v1"], "",
+     "cannot tell which provider serves https://llm.example.com/v1"),
     (["eval", "--benchmark", "world:hle", "--protocol", "rounds", "--toolkit", "{toolkit}"], SMALL_WINDOW,
      "slot answer-4 (qwen3-32b): a context budget of 24,000 tokens plus 8,000 to generate exceeds the model's "
      "window of 16,384"),
