@@ -1,4 +1,4 @@
-"""`orchestra train evidence`: did GRPO improve on the model it started from?
+"""`orchestra train evidence`: did GRPO teach the model to follow instructions, and improve on its start?
 
     orchestra train evidence --config configs/train/cpu-tiny.yaml                   # the defaults: sized for power
     orchestra train evidence --config configs/train/cpu-tiny.yaml --tasks 40 --samples 2   # a quick look
@@ -12,6 +12,14 @@ wording) and under the held-out pairs. Per instruction, `lab.report.metrics.pair
 trained - start of accuracy, cost (as a ratio), latency and the absolute utility U, each with a paired
 bootstrap 95% CI over tasks; U is on one scale (c_ref, l_ref) fixed from the start model's runs over
 every instruction.
+
+The headline is instruction following (`lab.report.metrics.contrast`): per model, the contrast between
+two instructions that weigh different things, the paired log ratio of what it spends under accuracy-only
+over what it spends under cost-saving (and of latency under accuracy-only over speed), on the same tasks
+and sample seeds, in the training wording and in held-out wordings (both models run under those too).
+A model that ignores the instruction has contrast 0, and one that got cheaper under every instruction has
+its start's; the claim of preference-aware RL is trained - start > 0 (`contrast_checks`). U charges cost
+against a fixed reference, so it rises for any cheaper policy: it stays beside the contrast, not above it.
 
 Then the behaviour checks: U pooled over the training instructions is higher than the start's (its CI
 above 0); under an accuracy-only instruction the trained model's accuracy is not lower than the start's
@@ -45,6 +53,7 @@ from rich.table import Table
 from lab.errors import LabInputError
 from lab.eval.config import EvalConfig
 from lab.preference import HELD_OUT
+from lab.report.metrics.contrast import CONTRAST_COLUMNS, InstructionRuns, instruction_contrast, tool_share_contrast
 from lab.report.metrics.curve import CurveScale, fixed_scale
 from lab.report.metrics.paired import (
     instruction_kind,
@@ -77,6 +86,9 @@ ACCURACY_GIVEN_UP = 0.03
 HELD_OUT_WORDINGS = "held-out-wordings"
 #: Columns of `Evidence.checks`.
 CHECK_COLUMNS = ["check", "model", "value", "ci_low", "ci_high", "verdict", "detail"]
+#: Columns of `Evidence.contrasts`: the pair of instructions, the wording they were given in, then
+#: `lab.report.metrics.contrast.CONTRAST_COLUMNS`.
+EVIDENCE_CONTRAST_COLUMNS = ["pair", "wording", *CONTRAST_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -88,12 +100,12 @@ class EvidencePlan:
     task_ids: tuple[str, ...]                     # the first `tasks` of the eval split
     samples: int                                  # rollouts per task and run
     instructions: tuple[CurveInstruction, ...]    # training instructions, then held-out
-    held_out_wordings: bool                       # also the trained model under COST_SAVING / ACCURACY_ONLY
+    held_out_wordings: bool                       # also both models under COST_SAVING / ACCURACY_ONLY
     split_tasks: int                              # tasks in the split: the most a projection may ask for
 
     @property
     def runs(self) -> int:
-        return 2 * len(self.instructions) + (2 if self.held_out_wordings else 0)
+        return 2 * len(self.instructions) + (4 if self.held_out_wordings else 0)
 
 
 @dataclass
@@ -101,6 +113,8 @@ class Evidence:
     """The paired comparison, as frames (notebooks and the dashboard read them as they are)."""
 
     deltas: pd.DataFrame      # instruction + lab.report.metrics.paired.DELTA_COLUMNS + target, reached
+    contrasts: pd.DataFrame   # EVIDENCE_CONTRAST_COLUMNS: instruction following, trained - start (the headline)
+    tool_shares: pd.DataFrame  # pair, wording, tool_name + the contrast's columns: each tool's share, asking - baseline
     checks: pd.DataFrame      # CHECK_COLUMNS: the behaviour checks
     power: pd.DataFrame       # instruction + POWER_COLUMNS: half-widths by the formula, and the size a target needs
     scale: CurveScale         # U's c_ref and l_ref
@@ -143,12 +157,29 @@ class Evidence:
                          f"(widest +-{_half_width(measure, widest.half_width)}, {widest.instruction!r}); {advice}")
         return lines
 
+    def headline(self) -> list[str]:
+        """The claim in a line per wording: trained - start of the cost contrast between cost-saving and
+        accuracy-only, with its CI and whether it excludes 0."""
+        rows = self.contrasts[self.contrasts.measure == "log cost_usd ratio"]
+        return [f"Instruction following ({c.wording}): told to save money rather than only to be right, the "
+                f"trained model cuts its spend by a log ratio of {c.trained:+.3f} against its start's "
+                f"{c.start:+.3f}; trained - start {c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}] "
+                f"({verdict(c.ci_low, c.ci_high, holds_at=1e-12, fails_below=0.0)}; {int(c.n_tasks)} tasks)."
+                for c in rows.itertuples()]
+
     def lines(self) -> list[str]:
         """What it found, as the demo's findings and `orchestra train evidence --html` say it: one line per
         instruction (the paired deltas, trained - start, with 95% CIs), one per behaviour check, and whether
         the target half-widths were reached."""
-        lines = [f"GRPO against its start ({self.tasks} tasks x {self.samples} samples, paired by task and "
-                 "sample; trained - start, 95% CI):"]
+        lines = [f"Instruction following ({self.tasks} tasks x {self.samples} samples, paired by task and sample; "
+                 "contrast = mean ln(spend under the baseline / spend under the asking instruction), 0 for a model "
+                 "that ignores the instruction; 95% CI):"]
+        for c in self.contrasts.itertuples():
+            lines.append(f"{c.pair} ({c.wording}), {c.measure}: start {c.start:+.3f} [{c.start_low:+.3f}, "
+                         f"{c.start_high:+.3f}], trained {c.trained:+.3f} [{c.trained_low:+.3f}, "
+                         f"{c.trained_high:+.3f}], trained - start {c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}].")
+        lines.append(f"GRPO against its start ({self.tasks} tasks x {self.samples} samples, paired by task and "
+                     "sample; trained - start, 95% CI):")
         for instruction, rows in self.deltas.groupby("instruction", sort=False):
             by = rows.set_index("measure")
             a, c, t, u = (by.loc[m] for m in ("accuracy", "cost", "latency", "U"))
@@ -241,8 +272,9 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
                                                               instruction.preference, instruction.wording)
     if plan.held_out_wordings:
         for name, preference in (("cost-saving", COST_SAVING), ("accuracy-only", ACCURACY_ONLY)):
-            runs[f"trained | held-out wording, {name}"] = _evaluate(config, plan, plan.trained, "trained", store,
-                                                                    console, preference, None)
+            for role, model in (("start", plan.start), ("trained", plan.trained)):
+                runs[f"{role} | held-out wording, {name}"] = _evaluate(config, plan, model, role, store, console,
+                                                                       preference, None)
     trajs = queries.trajectories_df(store, list(runs.values()))
     starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
     scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction
@@ -263,10 +295,13 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     frame["target"] = frame.measure.map(targets)
     frame["reached"] = frame.half_width <= frame.target
     power_frame = pd.concat(power, ignore_index=True) if power else pd.DataFrame()
+    contrasts = instruction_contrasts(trajs, runs, plan, config.seed)
+    shares = tool_shares(queries.tool_calls_df(store, list(runs.values())), trajs, runs, plan, config.seed)
     checks = behaviour_checks(trajs, runs, plan, frame, targets, config.seed)
     if training:
         checks = pd.concat([_pooled_utility_check(training, config.seed), checks], ignore_index=True)
-    return Evidence(deltas=frame, checks=checks,
+    checks = pd.concat([contrast_checks(contrasts), checks], ignore_index=True)
+    return Evidence(deltas=frame, contrasts=contrasts, tool_shares=shares, checks=checks,
                     power=power_frame, scale=scale, run_ids=runs, start=str(plan.start), trained=str(plan.trained),
                     tasks=len(plan.task_ids), samples=plan.samples, temperature=config.temperature, targets=targets,
                     seconds=time.monotonic() - began)
@@ -287,6 +322,65 @@ def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path, role
     )
     (summary,) = run_eval(eval_config, store, console)
     return summary.run_id
+
+
+def contrast_pairs(plan: EvidencePlan) -> list[tuple[str, str, str, str, str]]:
+    """The pairs of instructions the plan contrasts: (pair, wording, baseline label, asking label, column):
+    cost-saving against accuracy-only (training wording, and held-out wording when run) and speed against
+    accuracy-only, where the plan has them."""
+    kinds = {c.label: instruction_kind(_weights(c.preference)) for c in plan.instructions}
+    first = {kind: next((label for label, k in kinds.items() if k == kind), None)
+             for kind in ("accuracy-only", "cost-saving", "speed")}
+    accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
+    pairs = []
+    if accuracy_only and cost_saving:
+        pairs.append(("cost-saving vs accuracy-only", "training wording", accuracy_only, cost_saving, "cost_usd"))
+    if plan.held_out_wordings:
+        pairs.append(("cost-saving vs accuracy-only", "held-out wording", "held-out wording, accuracy-only",
+                      "held-out wording, cost-saving", "cost_usd"))
+    if accuracy_only and speed:
+        pairs.append(("speed vs accuracy-only", "training wording", accuracy_only, speed, "latency_s"))
+    return pairs
+
+
+def _model_runs(runs: dict[str, str], baseline: str, asking: str) -> tuple[InstructionRuns, InstructionRuns]:
+    return (InstructionRuns(runs[f"start | {baseline}"], runs[f"start | {asking}"]),
+            InstructionRuns(runs[f"trained | {baseline}"], runs[f"trained | {asking}"]))
+
+
+def instruction_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan, seed: int = 0) -> pd.DataFrame:
+    """Instruction following, the headline (`lab.report.metrics.contrast`): each model's contrast for each
+    pair of `contrast_pairs`, and trained - start, as `EVIDENCE_CONTRAST_COLUMNS`."""
+    frames = [instruction_contrast(trajs, *_model_runs(runs, baseline, asking), column=column,
+                                   seed=seed).assign(pair=pair, wording=wording)
+              for pair, wording, baseline, asking, column in contrast_pairs(plan)]
+    if not frames:
+        return pd.DataFrame(columns=EVIDENCE_CONTRAST_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[EVIDENCE_CONTRAST_COLUMNS]
+
+
+def tool_shares(calls: pd.DataFrame, trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan,
+                seed: int = 0) -> pd.DataFrame:
+    """Where the spending moved: for each cost pair of `contrast_pairs`, each tool's (or slot's) share of
+    the calls, asking - baseline, per model and trained - start (`tool_share_contrast`)."""
+    columns = ["pair", "wording", "tool_name", *CONTRAST_COLUMNS[1:]]
+    frames = [tool_share_contrast(calls, trajs, *_model_runs(runs, baseline, asking), seed=seed).assign(
+              pair=pair, wording=wording)
+              for pair, wording, baseline, asking, column in contrast_pairs(plan) if column == "cost_usd"]
+    frames = [frame for frame in frames if not frame.empty]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def contrast_checks(contrasts: pd.DataFrame) -> pd.DataFrame:
+    """The RL claim per pair and wording: training raised the contrast (trained - start of the log ratio,
+    its CI above 0); fails when the whole CI is below 0."""
+    rows = []
+    for c in contrasts[contrasts.measure.str.startswith("log ")].itertuples():
+        rows.append([f"instruction following raised, {c.pair} ({c.wording})", "trained - start", c.delta, c.ci_low,
+                     c.ci_high, verdict(c.ci_low, c.ci_high, holds_at=1e-12, fails_below=0.0),
+                     f"contrast ({c.measure}) start {c.start:+.3f} -> trained {c.trained:+.3f}; {int(c.n_tasks)} "
+                     "tasks; holds when the CI is above 0"])
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 
 
 def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan, deltas: pd.DataFrame,
@@ -316,8 +410,10 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
         pairs += [(f"trained | {cost_saving}", f"trained | {accuracy_only}", "trained", "training wording"),
                   (f"start | {cost_saving}", f"start | {accuracy_only}", "start", "training wording")]
     if plan.held_out_wordings:
-        pairs.append(("trained | held-out wording, cost-saving", "trained | held-out wording, accuracy-only",
-                      "trained", "held-out wording"))
+        pairs += [("trained | held-out wording, cost-saving", "trained | held-out wording, accuracy-only",
+                   "trained", "held-out wording"),
+                  ("start | held-out wording, cost-saving", "start | held-out wording, accuracy-only",
+                   "start", "held-out wording")]
     for run, baseline, model, wording in pairs:
         s = paired_saving(trajs, runs[run], runs[baseline], seed=seed)
         rows.append([f"saving, cost-saving vs accuracy-only ({wording})", model, s["saving"], s["ci_low"],
@@ -390,6 +486,24 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
                   f"({evidence.seconds / 60:.1f} min). U = w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref with "
                   f"c_ref = {100 * evidence.scale.c_ref:.3f}c, l_ref = {evidence.scale.l_ref:.1f} s "
                   f"({evidence.scale.basis}).", highlight=False)
+    following = Table(title="Instruction following: each model's contrast between two instructions (0: ignores them)",
+                      title_justify="left")
+    for column in ("pair", "wording", "measure", "start [95% CI]", "trained [95% CI]", "trained - start [95% CI]"):
+        following.add_column(column, justify="left" if column in ("pair", "wording", "measure") else "right")
+    for c in evidence.contrasts.itertuples():
+        following.add_row(c.pair, c.wording, c.measure, f"{c.start:+.3f} [{c.start_low:+.3f}, {c.start_high:+.3f}]",
+                          f"{c.trained:+.3f} [{c.trained_low:+.3f}, {c.trained_high:+.3f}]",
+                          f"{c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]")
+    console.print(following)
+    if not evidence.tool_shares.empty:
+        moved = Table(title="Share of calls per tool, asking - baseline instruction (where the spending moved)",
+                      title_justify="left")
+        for column in ("pair", "wording", "tool", "start", "trained", "trained - start [95% CI]"):
+            moved.add_column(column, justify="left" if column in ("pair", "wording", "tool") else "right")
+        for c in evidence.tool_shares.itertuples():
+            moved.add_row(c.pair, c.wording, c.tool_name, f"{c.start:+.0%}", f"{c.trained:+.0%}",
+                          f"{c.delta:+.0%} [{c.ci_low:+.0%}, {c.ci_high:+.0%}]")
+        console.print(moved)
     units = {"accuracy": ("{:.3f}", "{:+.3f}"), "cost": ("{:.3f}c", "{:+.1%}"), "latency": ("{:.1f} s", "{:+.2f} s"),
              "U": ("{:.3f}", "{:+.3f}")}
     for label, rows in evidence.deltas.groupby("instruction", sort=False):

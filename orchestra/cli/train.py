@@ -168,8 +168,9 @@ def evidence(
     if html is not None:
         from lab.report.html import report_html, write_report
 
-        tables = {"Trained - start, paired (95% CIs over tasks)": result.deltas, "Behaviour checks": result.checks,
+        tables = {"Instruction following: contrast between instructions, start and trained": result.contrasts,
+                  "Trained - start, paired (95% CIs over tasks)": result.deltas, "Behaviour checks": result.checks,
                   "Half-widths and sample sizes": result.power}
-        write_report(html, report_html("GRPO against its start", result.lines(), tables,
+        write_report(html, report_html("Instruction following and GRPO against its start", result.lines(), tables,
                                        {"paired_deltas": result.figure()}))
         console.print(f"report: {html}")

@@ -53,6 +53,9 @@ class Findings:
         if not self.routing.empty:
             tables["Routing: share of tool calls, warm start -> trained"] = self.routing
         if self.evidence is not None:
+            tables["Instruction following: contrast between instructions, start and trained (paired)"] = \
+                self.evidence.contrasts
+            tables["Share of calls per tool, asking - baseline instruction"] = self.evidence.tool_shares
             tables["GRPO against its start (trained - start, paired)"] = self.evidence.deltas
         return tables
 
@@ -72,8 +75,9 @@ class Findings:
         return figures
 
     def sentences(self) -> list[str]:
-        """The summary the demo prints, one finding per line."""
-        lines = []
+        """The summary the demo prints, one finding per line: instruction following first (the claim of
+        preference-aware RL), when the demo measured it."""
+        lines = [] if self.evidence is None else self.evidence.headline()
         useful = self.frontier[self.frontier.accuracy > 0]   # a run solving nothing is "on" it only by spending nothing
         on = ", ".join(f"{r.name} ({r.accuracy:.0%} at {r.cost_cents_per_task:.2f}c)" for r in useful.itertuples())
         lines.append("Pareto frontier of the non-privileged runs (accuracy against cost per task): "

@@ -100,12 +100,13 @@ class DemoStages:
         self.console.print(f"training: {summary.steps} GRPO steps, model in {summary.model_dir}")
 
     def evidence(self) -> None:
-        """Did GRPO improve on its start? Both models on the same test tasks and sample seeds under each
-        training instruction and the held-out pairs, paired (`trainer.evidence`; resumed like every eval run)."""
+        """Did GRPO teach the model to follow instructions, and improve on its start? Both models on the same
+        test tasks and sample seeds under each training instruction, the held-out pairs and the held-out
+        wordings, paired (`trainer.evidence`; resumed like every eval run)."""
         from trainer.curve import curve_instructions
-        from trainer.evidence import gather_evidence
+        from trainer.evidence import HELD_OUT_WORDINGS, gather_evidence
 
-        labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT]
+        labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT, HELD_OUT_WORDINGS]
         self.found = gather_evidence(self.config, self.store, self.console, tasks=self.plan.evidence_tasks,
                                      samples=self._evidence_samples, instructions=labels)
 

@@ -52,7 +52,7 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
 
     instructions = [c.label for c in curve_instructions(config)] + ["held-out"]
     assert list(dict.fromkeys(evidence.deltas.instruction)) == instructions
-    assert len(evidence.run_ids) == 2 * len(instructions) + 2 and len(set(evidence.run_ids.values())) == len(
+    assert len(evidence.run_ids) == 2 * len(instructions) + 4 and len(set(evidence.run_ids.values())) == len(
         evidence.run_ids)
     runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
     assert (runs.kind == "eval").all() and (runs.status == "finished").all()
@@ -91,12 +91,25 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     exact = deltas[(deltas.measure == "accuracy") | ((deltas.measure == "U") & deltas.instruction.isin(untimed))]
     assert len(exact) == len(instructions) + len(untimed)
     assert (exact[["delta", "ci_low", "ci_high", "half_width"]].abs() < 1e-9).all().all()
-    assert set(evidence.checks.model) <= {"trained", "start"} and len(evidence.checks) >= 3
+    # the headline: a model identical to its start follows each instruction exactly as its start does, so
+    # trained - start of the contrast is 0 (cost and accuracy do not depend on wall time), in both wordings
+    contrasts = evidence.contrasts
+    assert {"training wording", "held-out wording"} <= set(contrasts.wording) and (contrasts.n_tasks == 2).all()
+    spent = contrasts[contrasts.pair == "cost-saving vs accuracy-only"]
+    assert set(spent.measure) == {"log cost_usd ratio", "accuracy"}
+    assert (spent[["delta", "ci_low", "ci_high"]].abs() < 1e-9).all().all()
+    raised = evidence.checks[evidence.checks.check.str.startswith("instruction following raised, cost-saving")]
+    assert len(raised) == 2 and set(raised.verdict) == {"not shown"}
+    assert (evidence.tool_shares[["delta", "ci_low", "ci_high"]].abs() < 1e-9).all().all()
+    headline = evidence.headline()
+    assert len(headline) == 2 and all("trained - start +0.000 [+0.000, +0.000] (not shown" in line for line in headline)
+    assert set(evidence.checks.model) <= {"trained", "start", "trained - start"} and len(evidence.checks) >= 3
     assert evidence.checks.check.str.contains("accuracy not lower").any()
 
     print_evidence(evidence, console)
     text = console.export_text()
     assert "2 tasks x 2 samples" in text and "Behaviour checks" in text and "Get the answer right" in text
+    assert text.index("Instruction following") < text.index("trained - start (2 tasks)")   # the headline first
     assert "{" not in text and evidence.run_ids["trained | held-out"] in text   # tables, no raw dicts
     lines = evidence.lines()
     assert any("accuracy +0.000 [+0.000, +0.000]" in line for line in lines)
@@ -112,8 +125,8 @@ def test_a_subset_of_instructions_keeps_the_tasks_and_samples(tmp_path, world):
     assert [c.label for c in plan.instructions] == ["held-out"] and not plan.held_out_wordings
     assert plan.start == warm_start_dir(config) and len(plan.task_ids) == 5 and plan.samples == 3
     whole = evidence_plan(config, samples=3)
-    assert whole.held_out_wordings and plan.task_ids == whole.task_ids[:5] and whole.runs == 2 * 7 + 2
-    assert evidence_plan(config, 5, 3, ["held-out", HELD_OUT_WORDINGS]).runs == 4
+    assert whole.held_out_wordings and plan.task_ids == whole.task_ids[:5] and whole.runs == 2 * 7 + 4
+    assert evidence_plan(config, 5, 3, ["held-out", HELD_OUT_WORDINGS]).runs == 6
     with pytest.raises(LabInputError, match="at least one instruction both models"):
         evidence_plan(config, 5, 3, [HELD_OUT_WORDINGS])
 
@@ -164,8 +177,9 @@ def test_a_missed_target_is_said_plainly_with_the_size_it_needs():
                            "half_width": [0.03, 0.06, 0.08, 0.12]})
     power = pd.DataFrame({"instruction": ["a", "a", "b", "b"], "measure": ["accuracy", "cost"] * 2,
                           "needed_tasks": [40, 90, 145, float("nan")], "needed_samples": [1, 2, 6, float("nan")]})
-    evidence = Evidence(deltas=deltas, checks=pd.DataFrame(), power=power, scale=CurveScale(0.01, 60.0, "test"),
-                        run_ids={}, start="s", trained="t", tasks=145, samples=4, temperature=1.0)
+    evidence = Evidence(deltas=deltas, contrasts=pd.DataFrame(), tool_shares=pd.DataFrame(), checks=pd.DataFrame(),
+                        power=power, scale=CurveScale(0.01, 60.0, "test"), run_ids={}, start="s", trained="t",
+                        tasks=145, samples=4, temperature=1.0)
     accuracy, cost = evidence.target_lines()
     assert accuracy == ("accuracy: target +-0.050 NOT reached under 1 of 2 instructions (widest +-0.080, 'b'); from "
                         "this run's variance it needs about 145 tasks x 6 samples")

@@ -5,7 +5,8 @@ paired tests), `tools` (tool calls, delegation bias, display labels), `preferenc
 paired preference and cost comparisons, on `lab.scoring`'s feature frame), `frontier` (Pareto frontier
 and its area, router metrics, turn budgets, re-priced costs), `curve` (a training run's learning curve:
 the absolute utility U on a scale fixed per run), `paired` (a trained model against its start on the same
-tasks and samples: paired deltas, behaviour checks, and the tasks x samples a target half-width needs).
+tasks and samples: paired deltas, behaviour checks, and the tasks x samples a target half-width needs),
+`contrast` (instruction following: how differently a model acts under two instructions, start and trained).
 
 Nothing here reads the store or draws: `lab.report.api` loads the frames, these functions compute, and
 `lab.report.figures` / `lab.report.tables` present. Inputs are the store's own frames
@@ -39,6 +40,7 @@ from lab.report.metrics.accuracy import (
     sign_flip_p,
     with_verdicts,
 )
+from lab.report.metrics.contrast import InstructionRuns, instruction_contrast, tool_share_contrast
 from lab.report.metrics.curve import CurveScale, fixed_scale, learning_curve, utility
 from lab.report.metrics.frontier import (
     call_performance_threshold,
@@ -75,6 +77,7 @@ from lab.scoring import shared_tasks
 __all__ = [
     "FAMILIES",
     "CurveScale",
+    "InstructionRuns",
     "N_RESAMPLES",
     "PRIVILEGED",
     "SIMULATED_SUFFIX",
@@ -87,6 +90,7 @@ __all__ = [
     "delegation_bias",
     "fixed_scale",
     "frontier_auc",
+    "instruction_contrast",
     "instruction_kind",
     "learning_curve",
     "model_family",
@@ -109,6 +113,7 @@ __all__ = [
     "sign_flip_p",
     "tool_call_table",
     "tool_label",
+    "tool_share_contrast",
     "turn_budget_curves",
     "utility",
     "variance_components",

@@ -43,8 +43,9 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
     assert sorted(linked.train_step) == [0] * 2 + [1] * 2 + [2] * 2  # the curve: 2 instructions at steps 0, 1, 2
-    evidence = evals[evals.name.str.startswith("evidence-")]   # both models under 2 instructions and held-out
-    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 3), ("evidence-trained", 3)]
+    # both models under 2 instructions, the held-out pairs and the 2 held-out wordings (the contrast's)
+    evidence = evals[evals.name.str.startswith("evidence-")]
+    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 5), ("evidence-trained", 5)]
     assert (evidence.trajectories == QUICK.evidence_tasks * QUICK.evidence_samples).all()
 
 
@@ -74,9 +75,13 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
                     "Check, saving against the start under 'Be accurate but keep the bill as low as you can.'"):
         assert heading in out, heading
     assert "scripted:oracle" in out and "hf:smollm2" in out
+    # the findings lead with instruction following, in the training and the held-out wordings
+    found = out[out.index("What the demo found"):]
+    assert found.index("Instruction following (training wording)") < found.index("Instruction following (held-out "
+                                                                                 "wording)") < found.index("Pareto")
     html = (quick_demo.cwd / "demo.html").read_text()
     assert html.count("<section") >= 6 and '<section id="learning_curve">' in html
-    assert '<section id="grpo_against_start">' in html
+    assert '<section id="grpo_against_start">' in html and "<h2>Instruction following: contrast" in html
     # a report a person reads: findings, the P of each instruction and tables before the figures, runs by name
     assert html.index("<h2>Findings</h2>") < html.index("<h2>Instructions and the P each stands for</h2>") \
         < html.index("<h2>Compared systems") < html.index("<h2>Figures</h2>")
