@@ -92,7 +92,7 @@ def describe_type(annotation: Any) -> str:
 #: The keys of `learning_check` (`trainer.check`) and the type each takes, checked when the config is read.
 LEARNING_CHECK_OPTIONS: dict[str, Any] = {
     "preference": str, "instruction": str, "calls": list[str], "best": str, "tasks": int, "threshold": float,
-    "pricing": str, "fit_learning_rate": float, "fit_steps": int,
+    "pricing": str, "fit_learning_rate": float, "fit_steps": int, "conditions": list[dict], "controls": list[str],
 }
 
 
@@ -116,6 +116,15 @@ WARM_START_OPTIONS: dict[str, Any] = {
 WARM_START_SELECTIONS = ("best", "solved")
 #: `reward_scale` values: the paper's per-group min-max, and the two one-scale variants (`lab.reward.RewardScale`).
 REWARD_SCALES = ("group", "fixed", "utility")
+#: `advantage_estimator` values: GRPO's Eq. 3, or rejection-sampling fine-tuning's best of group (`trainer.scoring`).
+ADVANTAGE_ESTIMATORS = ("grpo", "rft")
+
+
+#: The keys of `lora` (peft's LoraConfig fields the lab passes on) and the type each takes.
+LORA_OPTIONS: dict[str, Any] = {
+    "r": int, "lora_alpha": float, "lora_dropout": float, "target_modules": list[str] | str, "bias": str,
+    "use_rslora": bool, "modules_to_save": list[str],
+}
 
 
 def check_warm_start(options: dict[str, Any]) -> None:
@@ -143,6 +152,10 @@ class OrchestraGRPOConfig(GRPOConfig):
 
     Parameters that say what to train:
 
+        lora (`dict` or `None`, defaults to `None`):
+            LoRA adapters through peft and TRL's `peft_config` (peft's LoraConfig fields: `r`, `lora_alpha`,
+            `target_modules`, ...): only the adapters train, so a pretrained model moves where full fine-tuning
+            at a safe learning rate barely would. A target module the model lacks is refused in one line.
         model (`str`, defaults to `"tiny-qwen3"`):
             A model directory, `smollm2` (the offline SmolLM2-135M-Instruct), or `tiny-qwen3`: a small
             Qwen3-architecture model built locally from `tiny_model` (see `trainer/models.py`).
@@ -157,8 +170,11 @@ class OrchestraGRPOConfig(GRPOConfig):
             World task families to train on (`frames`, `hle`, `tau2`); empty means all. World only.
         toolkit (`str`, defaults to `"paper"`):
             Toolkit name or YAML path; both shapes work (free-form tools, or the paper's slot tools).
-        train_split / eval_split (`str`):
-            Task splits for training and for the periodic evaluations.
+        train_split / eval_split (`str`, default `"train"` / `"validation"`):
+            Task splits for training and for the periodic evaluations. The world's `validation` split is
+            carved from its training tasks by hash (`lab.world.tasks.split_of`) and never trained on: the
+            learning curve, and every recipe choice made from it, reads validation; `test` is for the
+            figures a report gives. Training on `validation` or `test` is refused.
         task_limit (`int` or `None`):
             Train on the first N tasks (a stable shuffle) only; evaluations see the whole eval split.
 
@@ -202,6 +218,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             token noise within a group of identical routes is not stretched to a full unit of reward;
             `utility` rewards the learning curve's U on that scale, w_o * solved - w_c * cost / c_ref -
             w_l * latency / l_ref, failed rollouts' spending included (`lab.reward.RewardScale`).
+        advantage_estimator (`str`, defaults to `"grpo"`):
+            `grpo`: Eq. 3 advantages. `rft`: rejection-sampling fine-tuning, a fair baseline at equal compute:
+            the same rollouts and rewards, each group's best solved rollout trained with advantage 1, the
+            rest dropped (`trainer.scoring.best_of_group`).
         format_penalty (`float`, defaults to `0.0`):
             Round protocol: a round without a valid call trains as a row of its own with advantage
             -format_penalty; 0 drops it, as the released trainer does (`generation_quick3.py` selects a round
@@ -280,7 +300,7 @@ class OrchestraGRPOConfig(GRPOConfig):
     families: list[str] = field(default_factory=list, metadata={"help": "World families to train on; empty = all."})
     toolkit: str = field(default="paper", metadata={"help": "Toolkit name or YAML path."})
     train_split: str = field(default="train", metadata={"help": "Split the training tasks come from."})
-    eval_split: str = field(default="test", metadata={"help": "Split of the periodic evaluations."})
+    eval_split: str = field(default="validation", metadata={"help": "Split of the periodic evaluations."})
     task_limit: int | None = field(default=None, metadata={"help": "Train on the first N tasks only."})
     examples_per_task: int = field(default=4, metadata={"help": "Randomised examples per task."})
     tool_subset_min: float = field(default=0.5, metadata={"help": "Smallest share of features kept per example."})
@@ -303,6 +323,9 @@ class OrchestraGRPOConfig(GRPOConfig):
                                        metadata={"help": "c_ref of `fixed` (scores 0.5) and `utility` (costs w_c)."})
     reward_latency_ref_s: float = field(default=60.0,
                                         metadata={"help": "l_ref of `fixed` (scores 0.5) and `utility` (costs w_l)."})
+    advantage_estimator: str = field(default="grpo",
+                                     metadata={"help": "`grpo` (Eq. 3) or `rft`: rejection-sampling fine-tuning "
+                                                       "on each group's best solved rollout (a fair baseline)."})
     format_penalty: float = field(default=0.0,
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop, as "
                                                     "released; the lab's lever)."})
@@ -319,6 +342,8 @@ class OrchestraGRPOConfig(GRPOConfig):
     warm_start: dict | None = field(default=None, metadata={"help": "SFT warm start on successful trajectories."})
     learning_check: dict | None = field(default=None,
                                         metadata={"help": "`orchestra train check`: the problem it learns."})
+    lora: dict | None = field(default=None, metadata={"help": "LoRA adapters (peft LoraConfig fields): r, "
+                                                              "lora_alpha, target_modules, ...; None trains all."})
     protocol: str = field(default="conversation", metadata={"help": "`conversation` or `rounds` (rows are rounds)."})
     context_tokens: int = field(default=27000,
                                 metadata={"help": "Rounds: tokens of environment context, minus the problem's."})
@@ -416,6 +441,9 @@ class OrchestraGRPOConfig(GRPOConfig):
         if self.reward_scale not in REWARD_SCALES:
             expected = ", ".join(map(repr, REWARD_SCALES))
             problems.append(f"reward_scale {self.reward_scale!r}: expected one of {expected}")
+        if self.advantage_estimator not in ADVANTAGE_ESTIMATORS:
+            problems.append(f"advantage_estimator {self.advantage_estimator!r}: expected one of "
+                            f"{', '.join(map(repr, ADVANTAGE_ESTIMATORS))}")
         if not (self.reward_cost_ref_usd > 0 and self.reward_latency_ref_s > 0):
             problems.append("reward_cost_ref_usd and reward_latency_ref_s must be > 0")
         if self.format_penalty < 0 or (self.format_penalty > 0 and self.protocol != "rounds"):
@@ -427,12 +455,24 @@ class OrchestraGRPOConfig(GRPOConfig):
         if base not in ("world", "toolscale"):
             problems.append(f"benchmark {self.benchmark!r}: training runs on `world[:family]`, `toolscale` or "
                             "`toolscale:DIR` tasks")
+        if self.train_split in ("validation", "test"):
+            problems.append(f"train_split {self.train_split!r}: that split is held out from training (the "
+                            "world's validation split is carved from 'train'; test is read only for reported figures)")
+        elif self.eval_split == self.train_split:
+            problems.append(f"eval_split {self.eval_split!r}: the periodic evaluations would score the tasks GRPO "
+                            "trains on; use 'validation' (carved from the training tasks) or 'test'")
+        if self.eval_split == "validation" and base != "world":
+            problems.append(f"eval_split 'validation': only the offline world carves a validation split from its "
+                            f"training tasks; set eval_split to one of {self.benchmark!r}'s splits (train, test)")
         if self.families and base != "world":
             problems.append(f"families {self.families}: only world tasks have families (benchmark {self.benchmark!r})")
         if problems:
             raise LabInputError(f"train config: {problems[0]}")
         check_warm_start(dict(self.warm_start or {}))
         check_options("learning_check", dict(self.learning_check or {}), LEARNING_CHECK_OPTIONS)
+        check_options("lora", dict(self.lora or {}), LORA_OPTIONS)
+        if self.lora is not None and "target_modules" not in self.lora:
+            raise LabInputError("lora.target_modules: name the modules to adapt (e.g. [q_proj, v_proj])")
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> OrchestraGRPOConfig:

@@ -64,6 +64,7 @@ from lab.report.metrics.paired import (
     power_table,
     verdict,
 )
+from lab.report.metrics.pull import PULL_COLUMNS, update_pull
 from lab.store import Store, queries
 from trainer.config import OrchestraGRPOConfig
 from trainer.curve import CurveInstruction, curve_instructions
@@ -86,9 +87,46 @@ ACCURACY_GIVEN_UP = 0.03
 HELD_OUT_WORDINGS = "held-out-wordings"
 #: Columns of `Evidence.checks`.
 CHECK_COLUMNS = ["check", "model", "value", "ci_low", "ci_high", "verdict", "detail"]
+#: The start decoded at these temperatures is a fair baseline (no compute beyond the start's): sampled at
+#: the training temperature the start may be dominated by itself decoded more greedily (0: greedy, one sample).
+START_TEMPERATURES = (0.0, 0.5, 0.7)
+#: Fixed routes, also fair baselines: they ignore the instruction, so their contrast is 0 up to noise.
+FIXED_ROUTES = {"cascade": "scripted:cheapest-first", "strongest": "scripted:always-strongest"}
+#: Columns of `Evidence.baselines`: a fair baseline's contrast beside the trained model's, per pair and wording.
+BASELINE_COLUMNS = ["name", "pair", "wording", "measure", "contrast", "contrast_low", "contrast_high", "trained",
+                    "trained_low", "trained_high", "delta", "ci_low", "ci_high", "n_tasks", "samples"]
+#: The world's task families, named by the kind of task the paper's benchmark of that family holds.
+FAMILY_NAMES = {"frames": "multi-hop", "hle": "computational", "tau2": "tau2-like"}
+#: Columns of `Evidence.families`: per family, model and instruction, what its rollouts did.
+FAMILY_COLUMNS = ["family", "model", "instruction", "tasks", "rollouts", "accuracy", "rounds", "cost_usd",
+                  "tool_shares"]
 #: Columns of `Evidence.contrasts`: the pair of instructions, the wording they were given in, then
 #: `lab.report.metrics.contrast.CONTRAST_COLUMNS`.
 EVIDENCE_CONTRAST_COLUMNS = ["pair", "wording", *CONTRAST_COLUMNS]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A fair baseline the trained model's instruction following is compared with: an orchestrator (the
+    start at another temperature, a fixed route, or a model trained with the same rollouts, such as
+    rejection-sampling fine-tuning), decoded at `temperature`, `samples` rollouts per task."""
+
+    name: str
+    orchestrator: str
+    temperature: float
+    samples: int
+
+
+def fair_baselines(start: Path, temperature: float, samples: int,
+                   models: dict[str, Path] | None = None) -> tuple[Baseline, ...]:
+    """The start at `START_TEMPERATURES` (greedy runs one sample), the `FIXED_ROUTES`, and `models` (name ->
+    a model directory, e.g. rejection-sampling fine-tuning from the same number of rollouts) decoded as the
+    trained model is."""
+    found = [Baseline("start, greedy" if t == 0 else f"start, T={t:g}", f"hf:{start}", t, 1 if t == 0 else samples)
+             for t in START_TEMPERATURES]
+    found += [Baseline(name, orchestrator, temperature, samples) for name, orchestrator in FIXED_ROUTES.items()]
+    found += [Baseline(name, f"hf:{path}", temperature, samples) for name, path in (models or {}).items()]
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -102,6 +140,9 @@ class EvidencePlan:
     instructions: tuple[CurveInstruction, ...]    # training instructions, then held-out
     held_out_wordings: bool                       # also both models under COST_SAVING / ACCURACY_ONLY
     split_tasks: int                              # tasks in the split: the most a projection may ask for
+    split: str = "test"                           # validation for recipe choices, test for reported figures
+    families: tuple[str, ...] = ()                # each task's family (world tasks), in task_ids order
+    baselines: tuple[Baseline, ...] = ()          # fair baselines, run under the cost pairs of `contrast_pairs`
 
     @property
     def runs(self) -> int:
@@ -126,6 +167,16 @@ class Evidence:
     temperature: float
     targets: dict[str, float] = field(default_factory=lambda: dict(TARGETS))
     seconds: float = 0.0
+    split: str = "test"
+    families: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FAMILY_COLUMNS))  # per task family
+    baselines: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BASELINE_COLUMNS))  # fair baselines
+    pulls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PULL_COLUMNS))  # the train run's updates
+
+    def best_baseline(self, wording: str) -> Any:
+        """The fair baseline whose cost contrast under `wording` is highest (None without baselines): RL's
+        claim is made against it. Picked on the split compared on, which favours the baselines."""
+        rows = self.baselines[(self.baselines.measure == "log cost_usd ratio") & (self.baselines.wording == wording)]
+        return None if rows.empty else rows.loc[rows.contrast.idxmax()]
 
     def target_lines(self) -> list[str]:
         """Per target: reached or not, said plainly, with the widest half-width and the size it needs."""
@@ -161,25 +212,37 @@ class Evidence:
         """The claim in a line per wording: trained - start of the cost contrast between cost-saving and
         accuracy-only, with its CI and whether it excludes 0."""
         rows = self.contrasts[self.contrasts.measure == "log cost_usd ratio"]
-        return [f"Instruction following ({c.wording}): told to save money rather than only to be right, the "
-                f"trained model cuts its spend by a log ratio of {c.trained:+.3f} against its start's "
-                f"{c.start:+.3f}; trained - start {c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}] "
-                f"({verdict(c.ci_low, c.ci_high, holds_at=1e-12, fails_below=0.0)}; {int(c.n_tasks)} tasks)."
-                for c in rows.itertuples()]
+        lines = []
+        for c in rows.itertuples():
+            line = (f"Instruction following ({c.wording}): told to save money rather than only to be right, the "
+                    f"trained model cuts its spend by a log ratio of {c.trained:+.3f} against its start's "
+                    f"{c.start:+.3f}; trained - start {c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}] "
+                    f"({verdict(c.ci_low, c.ci_high, holds_at=1e-12, fails_below=0.0)}; {int(c.n_tasks)} tasks).")
+            best = self.best_baseline(c.wording)
+            if best is not None:
+                line += (f" Best fair baseline: {best['name']} ({best.contrast:+.3f}); trained - it {best.delta:+.3f} "
+                         f"[{best.ci_low:+.3f}, {best.ci_high:+.3f}] "
+                         f"({verdict(best.ci_low, best.ci_high, holds_at=1e-12, fails_below=0.0)}).")
+            lines.append(line)
+        return lines
 
     def lines(self) -> list[str]:
         """What it found, as the demo's findings and `orchestra train evidence --html` say it: one line per
         instruction (the paired deltas, trained - start, with 95% CIs), one per behaviour check, and whether
         the target half-widths were reached."""
-        lines = [f"Instruction following ({self.tasks} tasks x {self.samples} samples, paired by task and sample; "
+        lines = [f"Instruction following ({self.tasks} {self.split} tasks x {self.samples} samples, paired by task and "
+                 "sample; "
                  "contrast = mean ln(spend under the baseline / spend under the asking instruction), 0 for a model "
                  "that ignores the instruction; 95% CI):"]
         for c in self.contrasts.itertuples():
             lines.append(f"{c.pair} ({c.wording}), {c.measure}: start {c.start:+.3f} [{c.start_low:+.3f}, "
                          f"{c.start_high:+.3f}], trained {c.trained:+.3f} [{c.trained_low:+.3f}, "
                          f"{c.trained_high:+.3f}], trained - start {c.delta:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}].")
-        lines.append(f"GRPO against its start ({self.tasks} tasks x {self.samples} samples, paired by task and "
-                     "sample; trained - start, 95% CI):")
+        for b in self.baselines[self.baselines.measure == "log cost_usd ratio"].itertuples():
+            lines.append(f"Fair baseline {b.name} ({b.wording}): contrast {b.contrast:+.3f} [{b.contrast_low:+.3f}, "
+                         f"{b.contrast_high:+.3f}], trained - it {b.delta:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}].")
+        lines.append(f"GRPO against its start ({self.tasks} {self.split} tasks x {self.samples} samples, paired by "
+                     "task and sample; trained - start, 95% CI):")
         for instruction, rows in self.deltas.groupby("instruction", sort=False):
             by = rows.set_index("measure")
             a, c, t, u = (by.loc[m] for m in ("accuracy", "cost", "latency", "U"))
@@ -215,10 +278,16 @@ def start_model(config: OrchestraGRPOConfig) -> Path:
 
 
 def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples: int = DEFAULT_SAMPLES,
-                  instructions: list[str] | None = None) -> EvidencePlan:
+                  instructions: list[str] | None = None, split: str = "test", baselines: bool = True,
+                  baseline_models: dict[str, str] | None = None) -> EvidencePlan:
     """Check everything before any model runs, each refusal one line: samples < 1, several samples of a
-    greedy policy (identical), no trained or no start model, an unknown instruction or none both models
-    answer under, fewer than one task or more than the split has."""
+    greedy policy (identical), the split GRPO trained on, no trained or no start model, a baseline model
+    that is no model directory, an unknown instruction or none both models answer under, fewer than one
+    task or more than the split has. `baselines`: run the fair baselines (`fair_baselines`, with
+    `baseline_models` as name -> model directory)."""
+    if split == config.train_split:
+        raise LabInputError(f"--split {split}: GRPO trained on these tasks; compare on 'validation' (recipe "
+                            "choices) or 'test' (reported figures)")
     if samples < 1:
         raise LabInputError(f"--samples {samples}: at least one rollout per task")
     if config.temperature <= 0 and samples > 1:
@@ -247,23 +316,36 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
             raise LabInputError("--instruction: name at least one instruction both models answer under (a training "
                                 f"wording or `{HELD_OUT}`); `{HELD_OUT_WORDINGS}` alone compares the trained model "
                                 "with itself")
-    split = list(TrainingEnvironment(config, split=config.eval_split).tasks)
-    if tasks is not None and tasks > len(split):
+    environment = TrainingEnvironment(config, split=split)
+    split_ids = list(environment.tasks)
+    if not split_ids:
+        raise LabInputError(f"--split {split}: {config.benchmark} has no tasks in it")
+    if tasks is not None and tasks > len(split_ids):
         families = ", ".join(config.families) if config.families else "every family"
-        raise LabInputError(f"--tasks {tasks}: the {config.eval_split!r} split of {config.benchmark} ({families}) has "
-                            f"{len(split)} tasks; use at most {len(split)}")
-    return EvidencePlan(start=start, trained=trained, task_ids=tuple(split[:tasks]), samples=samples,
-                        instructions=tuple(chosen), held_out_wordings=held_out_wordings, split_tasks=len(split))
+        raise LabInputError(f"--tasks {tasks}: the {split!r} split of {config.benchmark} ({families}) has "
+                            f"{len(split_ids)} tasks; use at most {len(split_ids)}")
+    models = {}
+    for name, folder in (baseline_models or {}).items():
+        if not (Path(folder) / "config.json").is_file():
+            raise LabInputError(f"--baseline {name}={folder}: no model there (a directory with a config.json)")
+        models[name] = Path(folder)
+    chosen_ids = tuple(split_ids[:tasks])
+    task_families = tuple(str(getattr(environment.tasks[task_id], "family", "") or "") for task_id in chosen_ids)
+    return EvidencePlan(start=start, trained=trained, task_ids=chosen_ids, samples=samples,
+                        instructions=tuple(chosen), held_out_wordings=held_out_wordings, split_tasks=len(split_ids),
+                        split=split, families=task_families,
+                        baselines=fair_baselines(start, config.temperature, samples, models) if baselines else ())
 
 
 def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, tasks: int | None = None,
                     samples: int = DEFAULT_SAMPLES, instructions: list[str] | None = None,
-                    targets: dict[str, float] | None = None) -> Evidence:
+                    targets: dict[str, float] | None = None, split: str = "test", baselines: bool = True,
+                    baseline_models: dict[str, str] | None = None) -> Evidence:
     """Run (or resume: the harness skips logged rollouts) both models under every instruction of the plan,
     then compare them pair by pair. `tasks`: the first N of the eval split (default all); `instructions`:
     a subset of the labels (training wordings, `held-out`, `HELD_OUT_WORDINGS`) at the same tasks and
     samples, so at the same half-widths (U's scale is then the start's over that subset's instructions)."""
-    plan = evidence_plan(config, tasks, samples, instructions)
+    plan = evidence_plan(config, tasks, samples, instructions, split, baselines, baseline_models)
     began = time.monotonic()
     runs: dict[str, str] = {}
     for instruction in plan.instructions:
@@ -275,6 +357,13 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
             for role, model in (("start", plan.start), ("trained", plan.trained)):
                 runs[f"{role} | held-out wording, {name}"] = _evaluate(config, plan, model, role, store, console,
                                                                        preference, None)
+    for baseline in plan.baselines:
+        for label in dict.fromkeys(label for _, _, base, ask, column in contrast_pairs(plan) if column == "cost_usd"
+                                   for label in (base, ask)):
+            preference, wording = _instruction_of(plan, label)
+            runs[f"baseline {baseline.name} | {label}"] = _evaluate(
+                config, plan, baseline.orchestrator, "baseline", store, console, preference, wording,
+                temperature=baseline.temperature, samples=baseline.samples)
     trajs = queries.trajectories_df(store, list(runs.values()))
     starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
     scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction
@@ -296,29 +385,38 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
     frame["reached"] = frame.half_width <= frame.target
     power_frame = pd.concat(power, ignore_index=True) if power else pd.DataFrame()
     contrasts = instruction_contrasts(trajs, runs, plan, config.seed)
-    shares = tool_shares(queries.tool_calls_df(store, list(runs.values())), trajs, runs, plan, config.seed)
+    calls = queries.tool_calls_df(store, list(runs.values()))
+    shares = tool_shares(calls, trajs, runs, plan, config.seed)
     checks = behaviour_checks(trajs, runs, plan, frame, targets, config.seed)
     if training:
         checks = pd.concat([_pooled_utility_check(training, config.seed), checks], ignore_index=True)
-    checks = pd.concat([contrast_checks(contrasts), checks], ignore_index=True)
+    against = baseline_contrasts(trajs, runs, plan, config.seed)
+    checks = pd.concat([contrast_checks(contrasts), baseline_checks(against), checks], ignore_index=True)
     return Evidence(deltas=frame, contrasts=contrasts, tool_shares=shares, checks=checks,
                     power=power_frame, scale=scale, run_ids=runs, start=str(plan.start), trained=str(plan.trained),
                     tasks=len(plan.task_ids), samples=plan.samples, temperature=config.temperature, targets=targets,
-                    seconds=time.monotonic() - began)
+                    seconds=time.monotonic() - began, split=plan.split,
+                    families=family_table(trajs, calls, runs, dict(zip(plan.task_ids, plan.families, strict=True))),
+                    baselines=against, pulls=training_pulls(config, store))
 
 
-def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path, role: str, store: Store, console: Console,
-              preference: str, wording: str | None) -> str:
-    """One eval run of one model under one instruction: the plan's tasks, samples and the config's seed,
-    so both models' sample k of a task draw the same random numbers."""
+def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path | str, role: str, store: Store,
+              console: Console, preference: str, wording: str | None, temperature: float | None = None,
+              samples: int | None = None) -> str:
+    """One eval run of one model (a folder, or an orchestrator spec) under one instruction: the plan's
+    tasks, samples and the config's seed, so both models' sample k of a task draw the same random numbers
+    (a baseline may decode at its own temperature and samples)."""
     from lab.eval.harness import run_eval
 
+    samples = plan.samples if samples is None else samples
+    orchestrator = model if isinstance(model, str) else f"hf:{model}"
     eval_config = EvalConfig.build(
-        benchmark=config.benchmark, split=config.eval_split, orchestrator=f"hf:{model}", toolkit=config.toolkit,
+        benchmark=config.benchmark, split=plan.split, orchestrator=orchestrator, toolkit=config.toolkit,
         tasks=list(plan.task_ids), preferences=[preference], preference_instruction=wording,
-        max_turns=[config.max_turns], samples=plan.samples, temperature=config.temperature, top_p=config.top_p,
+        max_turns=[config.max_turns], samples=samples,
+        temperature=config.temperature if temperature is None else temperature, top_p=config.top_p,
         **config.eval_settings(), seed=config.seed, run_name=f"evidence-{role}",
-        concurrency=len(plan.task_ids) * plan.samples,   # one batch: every rollout's round decoded together
+        concurrency=len(plan.task_ids) * samples,   # one batch: every rollout's round decoded together
     )
     (summary,) = run_eval(eval_config, store, console)
     return summary.run_id
@@ -343,6 +441,47 @@ def contrast_pairs(plan: EvidencePlan) -> list[tuple[str, str, str, str, str]]:
     return pairs
 
 
+def _instruction_of(plan: EvidencePlan, label: str) -> tuple[str, str | None]:
+    """The P string and wording a run label of the plan stands for (a training label, or a held-out wording)."""
+    held_out = {"held-out wording, accuracy-only": ACCURACY_ONLY, "held-out wording, cost-saving": COST_SAVING}
+    if label in held_out:
+        return held_out[label], None
+    chosen = next(c for c in plan.instructions if c.label == label)
+    return chosen.preference, chosen.wording
+
+
+def baseline_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan, seed: int = 0) -> pd.DataFrame:
+    """Each fair baseline's contrast for each cost pair of `contrast_pairs`, beside the trained model's, and
+    trained - baseline with its CI (`instruction_contrast`, tasks paired; a greedy baseline's one sample
+    against the trained model's several), as `BASELINE_COLUMNS`."""
+    frames = []
+    for baseline in plan.baselines:
+        for pair, wording, base, ask, column in contrast_pairs(plan):
+            if column != "cost_usd":
+                continue
+            mine = InstructionRuns(runs[f"baseline {baseline.name} | {base}"],
+                                   runs[f"baseline {baseline.name} | {ask}"])
+            trained = InstructionRuns(runs[f"trained | {base}"], runs[f"trained | {ask}"])
+            frames.append(instruction_contrast(trajs, mine, trained, column=column, seed=seed).rename(
+                columns={"start": "contrast", "start_low": "contrast_low", "start_high": "contrast_high"}).assign(
+                name=baseline.name, pair=pair, wording=wording))
+    return pd.concat(frames, ignore_index=True)[BASELINE_COLUMNS] if frames else pd.DataFrame(columns=BASELINE_COLUMNS)
+
+
+def baseline_checks(against: pd.DataFrame) -> pd.DataFrame:
+    """RL's claim against the best fair baseline per wording (the one with the highest cost contrast):
+    trained - it, its CI above 0."""
+    rows = []
+    for wording, group in against[against.measure == "log cost_usd ratio"].groupby("wording", sort=False):
+        best = group.loc[group.contrast.idxmax()]
+        rows.append([f"instruction following above the best fair baseline, {best.pair} ({wording})",
+                     f"trained - {best['name']}", best.delta, best.ci_low, best.ci_high,
+                     verdict(best.ci_low, best.ci_high, holds_at=1e-12, fails_below=0.0),
+                     f"contrast {best['name']} {best.contrast:+.3f} -> trained {best.trained:+.3f}; best of "
+                     f"{len(group)} baselines; {int(best.n_tasks)} tasks"])
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+
 def _model_runs(runs: dict[str, str], baseline: str, asking: str) -> tuple[InstructionRuns, InstructionRuns]:
     return (InstructionRuns(runs[f"start | {baseline}"], runs[f"start | {asking}"]),
             InstructionRuns(runs[f"trained | {baseline}"], runs[f"trained | {asking}"]))
@@ -357,6 +496,52 @@ def instruction_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: Evide
     if not frames:
         return pd.DataFrame(columns=EVIDENCE_CONTRAST_COLUMNS)
     return pd.concat(frames, ignore_index=True)[EVIDENCE_CONTRAST_COLUMNS]
+
+
+def training_pulls(config: OrchestraGRPOConfig, store: Store) -> pd.DataFrame:
+    """Which way the config's training run pushed cost and outcome under each kind of instruction
+    (`lab.report.metrics.pull`), read from its logged rollouts; empty when that run is not in `store`."""
+    from trainer.train import train_run_id
+
+    trajs = queries.trajectories_df(store, [train_run_id(config)])
+    return update_pull(trajs, seed=config.seed) if not trajs.empty else pd.DataFrame(columns=PULL_COLUMNS)
+
+
+def family_table(trajs: pd.DataFrame, calls: pd.DataFrame, runs: dict[str, str],
+                 families: dict[str, str]) -> pd.DataFrame:
+    """Per task family, model and instruction (`runs`' "<model> | <instruction>" names): tasks, rollouts,
+    accuracy, rounds per rollout, cost per rollout and the three tools (or slots) that took most of the
+    calls, with their shares: a gain on multi-hop tasks and a loss on computational ones do not cancel
+    out unseen. Tasks without a family (not world tasks) are one family, ''."""
+    rows = []
+    for name, run_id in runs.items():
+        model, instruction = name.split(" | ", 1)
+        mine = trajs[trajs.run_id == run_id]
+        mine = mine.assign(family=mine.task_id.map(families).fillna(""))
+        my_calls = calls[calls.run_id == run_id]
+        my_calls = my_calls.assign(family=my_calls.task_id.map(families).fillna(""))
+        for family, group in mine.groupby("family", sort=True):
+            counts = my_calls[my_calls.family == family].groupby("tool_name").n_calls.sum().sort_values(ascending=False)
+            top = ", ".join(f"{tool} {n / counts.sum():.0%}" for tool, n in counts.head(3).items()) or "no calls"
+            rows.append([FAMILY_NAMES.get(family, family), model, instruction, group.task_id.nunique(), len(group),
+                         group.outcome.mean(), group.n_turns.mean(), group.cost_usd.mean(), top])
+    return pd.DataFrame(rows, columns=FAMILY_COLUMNS)
+
+
+def pooled_contrasts(parts: list[tuple[pd.DataFrame, dict[str, str]]], plan: EvidencePlan,
+                     seed: int = 0) -> pd.DataFrame:
+    """Instruction following pooled over seeds of the whole recipe: `parts` holds each seed's trajectories
+    and run ids (`Evidence.run_ids`), all on the plan's tasks and samples. Sample k of the i-th seed counts
+    as sample i * samples + k of its task, so the bootstrap resamples tasks with every seed's samples
+    inside: it pools what the seeds share (the tasks), and the spread between seeds shows in their own
+    rows beside it (with three seeds, a between-seed interval would say little)."""
+    frames = []
+    for index, (trajs, runs) in enumerate(parts):
+        label_of = {run_id: label for label, run_id in runs.items()}
+        mine = trajs[trajs.run_id.isin(label_of)]
+        frames.append(mine.assign(run_id=mine.run_id.map(label_of), sample_idx=mine.sample_idx + index * plan.samples))
+    labels = {label: label for label in parts[0][1]}
+    return instruction_contrasts(pd.concat(frames, ignore_index=True), labels, plan, seed)
 
 
 def tool_shares(calls: pd.DataFrame, trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePlan,
@@ -486,6 +671,8 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
                   f"({evidence.seconds / 60:.1f} min). U = w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref with "
                   f"c_ref = {100 * evidence.scale.c_ref:.3f}c, l_ref = {evidence.scale.l_ref:.1f} s "
                   f"({evidence.scale.basis}).", highlight=False)
+    for line in evidence.headline():
+        console.print(line, highlight=False)
     following = Table(title="Instruction following: each model's contrast between two instructions (0: ignores them)",
                       title_justify="left")
     for column in ("pair", "wording", "measure", "start [95% CI]", "trained [95% CI]", "trained - start [95% CI]"):
@@ -504,6 +691,35 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
             moved.add_row(c.pair, c.wording, c.tool_name, f"{c.start:+.0%}", f"{c.trained:+.0%}",
                           f"{c.delta:+.0%} [{c.ci_low:+.0%}, {c.ci_high:+.0%}]")
         console.print(moved)
+    if not evidence.pulls.empty:
+        pulled = Table(title="Which way the training updates pushed, per kind of instruction (mean over informative "
+                             "groups of A x deviation; 95% CI over groups)", title_justify="left")
+        for column in ("instruction kind", "groups", "informative", "pull on ln cost", "pull on solved"):
+            pulled.add_column(column, justify="left" if column == "instruction kind" else "right")
+        for p in evidence.pulls.itertuples():
+            pulled.add_row(p.kind, str(p.groups), f"{p.informative:.0%}",
+                           f"{p.cost_pull:+.3f} [{p.cost_low:+.3f}, {p.cost_high:+.3f}]",
+                           f"{p.outcome_pull:+.3f} [{p.outcome_low:+.3f}, {p.outcome_high:+.3f}]")
+        console.print(pulled)
+    if not evidence.families.empty:
+        per_family = Table(title="Per task family: what each model did under each instruction", title_justify="left")
+        for column in ("family", "model", "instruction", "rollouts", "accuracy", "rounds", "cost", "most called"):
+            per_family.add_column(column, justify="right" if column in ("rollouts", "accuracy", "rounds", "cost")
+                                  else "left")
+        for f in evidence.families.itertuples():
+            per_family.add_row(f.family, f.model, f.instruction, str(f.rollouts), f"{f.accuracy:.3f}",
+                               f"{f.rounds:.2f}", f"{100 * f.cost_usd:.3f}c", f.tool_shares)
+        console.print(per_family)
+    if not evidence.baselines.empty:
+        fair = Table(title="Fair baselines: each one's contrast beside the trained model's (RL's claim is made against "
+                           "the best)", title_justify="left")
+        for column in ("baseline", "wording", "measure", "baseline [95% CI]", "trained", "trained - baseline [95% CI]"):
+            fair.add_column(column, justify="left" if column in ("baseline", "wording", "measure") else "right")
+        for b in evidence.baselines.itertuples():
+            fair.add_row(b.name, b.wording, b.measure,
+                         f"{b.contrast:+.3f} [{b.contrast_low:+.3f}, {b.contrast_high:+.3f}]", f"{b.trained:+.3f}",
+                         f"{b.delta:+.3f} [{b.ci_low:+.3f}, {b.ci_high:+.3f}]")
+        console.print(fair)
     units = {"accuracy": ("{:.3f}", "{:+.3f}"), "cost": ("{:.3f}c", "{:+.1%}"), "latency": ("{:.1f} s", "{:+.2f} s"),
              "U": ("{:.3f}", "{:+.3f}")}
     for label, rows in evidence.deltas.groupby("instruction", sort=False):

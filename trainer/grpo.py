@@ -54,7 +54,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
     """GRPO over the lab's rollouts; see the module docstring for what differs from TRL."""
 
     def __init__(self, model: Any, args: OrchestraGRPOConfig, environment: TrainingEnvironment, store: Store,
-                 run_id: str, processing_class: Any, train_dataset: Any, callbacks: list | None = None) -> None:
+                 run_id: str, processing_class: Any, train_dataset: Any, callbacks: list | None = None,
+                 peft_config: Any = None) -> None:
         self.environment = environment
         self.store = store
         self.run_id = run_id
@@ -72,7 +73,8 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         #: how many generation batches have been rolled out (a step reusing one sees the same number)
         self.generations = 0
         super().__init__(model=model, reward_funcs=[self.lab_reward], args=args, train_dataset=train_dataset,
-                         processing_class=processing_class, rollout_func=self.rollout, callbacks=callbacks)
+                         processing_class=processing_class, rollout_func=self.rollout, callbacks=callbacks,
+                         peft_config=peft_config)
 
     # -- 1. generation -------------------------------------------------------------------------------
 
@@ -256,7 +258,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
         rows = gather_object(list(lab_features)) if self.accelerator.num_processes > 1 else list(lab_features)
         args: OrchestraGRPOConfig = self.args
         self._scores = score_rows(rows, self.environment.features, args.std_threshold, args.filter_format,
-                                  args.filter_invalid, args.reward_scale_refs())
+                                  args.filter_invalid, args.reward_scale_refs(), args.advantage_estimator)
         local = slice(self.accelerator.process_index * len(lab_features),
                       (self.accelerator.process_index + 1) * len(lab_features))
         return [float(r) for r in self._scores.rewards[local]]

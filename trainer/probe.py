@@ -103,23 +103,30 @@ class CallProbe:
 
 
 class ProbeCallback(TrainerCallback):
-    """Reads the probe at the start of training (step 0, the GRPO start: its own `train_metrics` row unless the
-    run resumes) and after every optimizer step, into `readings` and into the step's `train_metrics` row as
-    `probe/best_call` (the metrics callback, listed after this one, writes it)."""
+    """Reads each probe at the start of training (step 0, the GRPO start: its own `train_metrics` row unless
+    the run resumes) and after every optimizer step, into `readings` (probe key -> (step, P(best))) and into
+    the step's `train_metrics` row (the metrics callback, listed after this one, writes it): `probe/best_call`
+    is the lowest reading (one probe: its reading), and with several probes `probe/best_call/<key>` each."""
 
-    def __init__(self, probe: CallProbe, store: Store, run_id: str) -> None:
-        self.probe, self.store, self.run_id = probe, store, run_id
-        self.readings: list[tuple[int, float]] = []
+    def __init__(self, probes: CallProbe | dict[int, CallProbe], store: Store, run_id: str) -> None:
+        self.probes = probes if isinstance(probes, dict) else {0: probes}
+        self.store, self.run_id = store, run_id
+        self.readings: dict[int, list[tuple[int, float]]] = {key: [] for key in self.probes}
         self.trainer: Any = None  # set once the trainer exists
+
+    def _read(self, model: Any, step: int) -> dict[str, float]:
+        values = {key: probe.best_probability(model) for key, probe in self.probes.items()}
+        for key, value in values.items():
+            self.readings[key].append((step, value))
+        metrics = {"probe/best_call": min(values.values())}
+        if len(values) > 1:
+            metrics.update({f"probe/best_call/{key}": value for key, value in values.items()})
+        return metrics
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if state.global_step == 0 and state.is_world_process_zero:
-            value = self.probe.best_probability(model)
-            self.readings.append((0, value))
             self.store.write_train_metrics([TrainMetricsRecord(
-                run_id=self.run_id, step=0, metrics_json=json.dumps({"probe/best_call": value}))])
+                run_id=self.run_id, step=0, metrics_json=json.dumps(self._read(model, 0)))])
 
     def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        value = self.probe.best_probability(model)
-        self.readings.append((state.global_step, value))
-        self.trainer.generation_metrics["probe/best_call"] = value
+        self.trainer.generation_metrics.update(self._read(model, state.global_step))

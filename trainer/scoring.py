@@ -9,6 +9,11 @@ order they are checked (paper §3.3):
 - `invalid`: no valid final answer (`lab.filters.has_valid_output`);
 - `homogeneous`: the row's group reward std (over rows passing the first two) is below the threshold.
 
+`estimator="rft"` (rejection-sampling fine-tuning, a fair baseline at equal rollouts, not GRPO): the same
+rewards, but each group keeps only its best solved rollout (highest R, the first among ties) with advantage
+1 and drops the rest (`not best`), so the update imitates the best of each group the way the warm start
+imitates scripted routes.
+
 Rows failing `format` or `invalid` take no part in their group's min-max or std, and get R = 0, A = 0;
 homogeneous rows keep their R and get A = 0. No filtered row carries gradient (the trainer zeroes its
 loss mask). Each group uses its example's P over the toolkit's full feature list: features outside the
@@ -63,11 +68,24 @@ class GroupScores:
     passed: np.ndarray        # (B,) bool: passed the format and invalid-output filters
 
 
+def best_of_group(rows: list[RowFeatures], rewards: np.ndarray, passed: np.ndarray) -> np.ndarray:
+    """(B,) bool: each group's best solved row among those that passed the filters (highest reward, the first
+    among ties); a group without a solved row keeps none."""
+    best: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if passed[i] and row.outcome == 1.0 and (row.group_id not in best or rewards[i] > rewards[best[row.group_id]]):
+            best[row.group_id] = i
+    keep = np.zeros(len(rows), dtype=bool)
+    keep[list(best.values())] = True
+    return keep
+
+
 def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: float = STD_THRESHOLD,
                filter_format: bool = True, filter_invalid: bool = True,
-               scale: RewardScale | None = None) -> GroupScores:
+               scale: RewardScale | None = None, estimator: str = "grpo") -> GroupScores:
     """Rewards, advantages, keep mask and filter reasons of a whole generation batch; `scale`: cost and
-    latency on one scale for the run (`lab.reward.RewardScale`) instead of min-max within the group."""
+    latency on one scale for the run (`lab.reward.RewardScale`) instead of min-max within the group;
+    `estimator`: `grpo` (Eq. 3) or `rft` (each group's best solved row, advantage 1)."""
     fails_format = np.array([filter_format and not r.format_ok for r in rows], dtype=bool)
     fails_invalid = np.array([filter_invalid and not r.valid_output for r in rows], dtype=bool) & ~fails_format
     passed = ~(fails_format | fails_invalid)
@@ -79,9 +97,13 @@ def score_rows(rows: list[RowFeatures], features: list[str], std_threshold: floa
     # (B, n + 3): each row its example's P
     P = np.array([r.preference for r in rows], dtype=float).reshape(len(rows), -1)
     R, A, keep = frame.grpo(P, std_threshold, passed, scale)
+    if estimator == "rft":
+        keep = best_of_group(rows, R, passed)
+        A = keep.astype(float)
+    dropped = "not best" if estimator == "rft" else "homogeneous"
     reasons: list[str | None] = []
     for i in range(len(rows)):
         reasons.append("format" if fails_format[i] else "invalid" if fails_invalid[i]
-                       else None if keep[i] else "homogeneous")
+                       else None if keep[i] else dropped)
     return GroupScores(rewards=R, advantages=A, keep=keep, reasons=reasons, passed=passed)
 

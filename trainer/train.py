@@ -56,7 +56,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     from trainer.curve import CurveEvaluator, eval_set
     from trainer.fingerprint import record_trained_model, training_fingerprint
     from trainer.grpo import OrchestraGRPOTrainer
-    from trainer.models import resolve_model
+    from trainer.models import lora_for, resolve_model
     from trainer.ranks import fold_spool, rank_store, stopped_by_launcher, warm_start_once
 
     run_id = train_run_id(config)
@@ -65,6 +65,9 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
                             f"{config.output_dir}); --resume continues it, and a copy of the config with another "
                             "run_name and output_dir trains anew")
     evals = eval_set(config)  # the learning curve's tasks and instructions: refused now, not at step 0
+    # LoRA through TRL's peft_config, its target modules checked on the base model before any warm start
+    peft_config = (lora_for(resolve_model(config.model, config.tiny_model, config.seed), config.lora)
+                   if config.lora else None)
     environment = TrainingEnvironment(config)
     examples = environment.examples()
     console.print(f"train: {len(environment.tasks)} tasks x {config.examples_per_task} randomised examples, "
@@ -109,7 +112,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     trainer = OrchestraGRPOTrainer(model=model, args=config, environment=environment, store=store, run_id=run_id,
                                    processing_class=tokenizer,
                                    train_dataset=Dataset.from_list([e.row() for e in examples]),
-                                   callbacks=callbacks)
+                                   callbacks=callbacks, peft_config=peft_config)
     metrics.trainer = trainer
     if reader is not None:
         reader.trainer = trainer
@@ -118,7 +121,7 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
     try:
         with stopped_by_launcher(state):
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-            trainer.save_model(config.output_dir)
+            save_trained(trainer, config.output_dir)
             if state.is_main_process:
                 record_trained_model(config, run_id, source)  # what made it, so a reuse (the demo's) can check
                 tokenizer.save_pretrained(config.output_dir)
@@ -134,6 +137,18 @@ def run_training(config: OrchestraGRPOConfig, store: Store, console: Console, re
                 fold_spool(store)
     return TrainSummary(run_id=run_id, model_dir=Path(config.output_dir), start_model=Path(source),
                         steps=trainer.state.global_step, eval_run_ids=evaluator.run_ids, trainer=trainer)
+
+
+def save_trained(trainer: Any, folder: str) -> None:
+    """The trained model as a whole model directory: LoRA adapters merged into their base first, so every
+    `hf:<folder>` reader (evaluation, evidence, the app) loads it as it loads any model."""
+    from accelerate.utils import is_peft_model
+
+    if is_peft_model(trainer.model):
+        if trainer.accelerator.is_main_process:
+            trainer.model.merge_and_unload().save_pretrained(folder)
+        return
+    trainer.save_model(folder)
 
 
 def _last_checkpoint(folder: Path) -> Path | None:

@@ -35,7 +35,7 @@ from lab.world.task import WorldTask
 from lab.world.tasks import FAMILIES, WorldSize, make_tasks
 from lab.world.wrong_programs import verified_wrong_programs
 
-WORLD_VERSION = "2"  # 2: verified wrong programs in hle task meta
+WORLD_VERSION = "3"  # 2: verified wrong programs in hle task meta; 3: a validation split carved from train
 CORPUS_FILE, DB_FILE, MANIFEST_FILE, INDEX_DIR = "corpus.jsonl", "bookshop_db.json", "manifest.json", "index"
 
 
@@ -110,7 +110,7 @@ def _counts(docs: list[Document], tasks: list[WorldTask]) -> dict[str, Any]:
     per: dict[str, dict[str, int]] = {}
     domains: dict[str, int] = {}
     for t in tasks:
-        per.setdefault(t.family, {"train": 0, "test": 0})[t.split] += 1
+        per.setdefault(t.family, {"train": 0, "validation": 0, "test": 0})[t.split] += 1
         domains[f"{t.family}/{t.domain}"] = domains.get(f"{t.family}/{t.domain}", 0) + 1
     return {"documents": len(docs), "tasks": per, "domains": dict(sorted(domains.items())), "total_tasks": len(tasks)}
 

@@ -23,7 +23,7 @@ class WorldTask(BaseModel):
 
     task_id: str = Field(description="Stable id, e.g. `frames-0042`.")
     family: Family = Field(description="Which paper benchmark it mirrors: frames (multi-hop), hle, tau2.")
-    split: Literal["train", "test"] = "test"
+    split: Literal["train", "validation", "test"] = "test"
     domain: str = Field(description="Discipline or tool domain (e.g. `physics`, `retail`, `multihop`).")
     difficulty: Literal["easy", "medium", "hard"] = "medium"
     question: str

@@ -32,6 +32,9 @@ class WorldSize(BaseModel):
     n_hle: int = Field(250, ge=1, description="HLE-like questions across eight disciplines.")
     n_tau2: int = Field(120, ge=1, description="Bookshop function-calling tasks.")
     train_share: float = Field(0.7, gt=0, lt=1, description="Share of tasks in the train split.")
+    validation_share: float = Field(0.2, ge=0, lt=1, description=(
+        "Share of the training tasks carved off, by a second hash, as the validation split: recipe choices "
+        "are made on it, so the test split is read only for reported figures."))
 
     @classmethod
     def small(cls) -> WorldSize:
@@ -46,7 +49,8 @@ class WorldSize(BaseModel):
         """Cache-directory suffix; empty for the default size so the default path stays short."""
         if self == WorldSize():
             return ""
-        return f"-d{self.n_docs}f{self.n_frames}h{self.n_hle}t{self.n_tau2}s{round(self.train_share * 100)}"
+        return (f"-d{self.n_docs}f{self.n_frames}h{self.n_hle}t{self.n_tau2}s{round(self.train_share * 100)}"
+                f"v{round(self.validation_share * 100)}")
 
 
 def family_rng(seed: int, family: str) -> random.Random:
@@ -55,10 +59,21 @@ def family_rng(seed: int, family: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def split_of(task: WorldTask, train_share: float = 0.7) -> str:
-    """Stable train/test assignment from the question text."""
-    bucket = int.from_bytes(hashlib.sha256(task.question.encode()).digest()[:4], "big") % 10_000
-    return "train" if bucket < train_share * 10_000 else "test"
+#: The world's task splits: `validation` is carved from the training tasks, `test` is never trained or tuned on.
+SPLITS = ("train", "validation", "test")
+
+
+def _bucket(salt: str, text: str) -> int:
+    """A stable number in [0, 10,000) from the text, independent for each salt."""
+    return int.from_bytes(hashlib.sha256(f"{salt}{text}".encode()).digest()[:4], "big") % 10_000
+
+
+def split_of(task: WorldTask, train_share: float = 0.7, validation_share: float = 0.2) -> str:
+    """Stable split from the question text: test by one hash (as before validation existed, so test
+    figures stay comparable), then `validation_share` of the training tasks by a second, salted hash."""
+    if _bucket("", task.question) >= train_share * 10_000:
+        return "test"
+    return "validation" if _bucket("validation:", task.question) < validation_share * 10_000 else "train"
 
 
 def make_tasks(graph: WorldGraph, db: dict, size: WorldSize, seed: int, forge: NameForge) -> list[WorldTask]:
@@ -68,4 +83,4 @@ def make_tasks(graph: WorldGraph, db: dict, size: WorldSize, seed: int, forge: N
         *make_hle_like_tasks(size.n_hle, family_rng(seed, "hle")),
         *make_bookshop_tasks(db, size.n_tau2, family_rng(seed, "tau2"), forge),
     ]
-    return [t.model_copy(update={"split": split_of(t, size.train_share)}) for t in tasks]
+    return [t.model_copy(update={"split": split_of(t, size.train_share, size.validation_share)}) for t in tasks]

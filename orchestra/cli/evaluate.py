@@ -34,7 +34,7 @@ def eval_command(
     benchmark: str = typer.Option(
         "world", help=", ".join(source.usage for source in sources()) + ", or a .py file that defines SOURCE."),
     benchmark_path: str | None = typer.Option(None, "--benchmark-path", help="Local benchmark file or folder."),
-    split: str | None = typer.Option("test", help="Task split (train/test; 'all' for every split)."),
+    split: str | None = typer.Option("test", help="Task split (train/validation/test; 'all' for every split)."),
     orchestrator: str = typer.Option(
         "scripted:cheapest-first", help="hf:<path>, openai:<model>@<url> or scripted:<name>."),
     toolkit: str = typer.Option(

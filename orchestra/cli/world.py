@@ -14,6 +14,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from lab.world.tasks import SPLITS
 from orchestra.cli.options import JsonOption, console, print_json
 
 world_app = typer.Typer(help="Build and inspect the offline world (corpus, tasks, bookshop DB, search index).",
@@ -84,10 +85,10 @@ def _summary(world: Any, seconds: float | None) -> dict[str, Any]:
 
 def _print(summary: dict[str, Any]) -> None:
     table = Table(title=f"offline world v{summary['version']} seed {summary['seed']}")
-    for col in ("family", "train", "test", "total"):
+    for col in ("family", *SPLITS, "total"):
         table.add_column(col, justify="left" if col == "family" else "right")
     for family, splits in summary["tasks"].items():
-        table.add_row(family, str(splits["train"]), str(splits["test"]), str(splits["train"] + splits["test"]))
+        table.add_row(family, *(str(splits[split]) for split in SPLITS), str(sum(splits.values())))
     console.print(table)
     domains = Table(title="tasks per domain")
     domains.add_column("family/domain")

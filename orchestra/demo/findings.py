@@ -55,8 +55,11 @@ class Findings:
         if self.evidence is not None:
             tables["Instruction following: contrast between instructions, start and trained (paired)"] = \
                 self.evidence.contrasts
+            tables["Fair baselines: each one's contrast beside the trained model's"] = self.evidence.baselines
             tables["Share of calls per tool, asking - baseline instruction"] = self.evidence.tool_shares
             tables["GRPO against its start (trained - start, paired)"] = self.evidence.deltas
+            tables["Per task family: what each model did under each instruction"] = self.evidence.families
+            tables["Which way the training updates pushed, per kind of instruction"] = self.evidence.pulls
         return tables
 
     def instructions(self) -> pd.DataFrame:
@@ -138,7 +141,7 @@ class Findings:
         if self.curve.empty:
             return []
         scale = self.curve.attrs.get("scale", {})
-        lines = [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed test tasks: U = "
+        lines = [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed validation tasks: U = "
                  "w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref per rollout (w: the instruction's P), with "
                  f"c_ref = {100 * scale.get('c_ref', float('nan')):.2f}c and l_ref = "
                  f"{scale.get('l_ref', float('nan')):.0f} s fixed once ({scale.get('basis', '')}); 95% CIs over tasks."]

@@ -66,7 +66,7 @@ class DemoPlan:
 
 
 #: The full demo: cpu-tiny as written (warm start + 80 GRPO steps, its learning curve under both training
-#: instructions at steps 0, 20, 40, 60, 80 on 24 test tasks), then GRPO against its start on every test task x 4
+#: instructions at steps 0, 20, 40, 60, 80 on 24 validation tasks), then GRPO against its start on every test task x 4
 #: samples: the same model and train run as `orchestra train --config configs/train/cpu-tiny.yaml`.
 FULL = DemoPlan(tasks=40, smollm2_tasks=2, compared_turns=20, turn_budgets=(10, 20, 50))
 

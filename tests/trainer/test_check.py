@@ -10,12 +10,15 @@ import sys
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from lab.errors import LabInputError
 from lab.store import open_store
-from trainer.check import check_spec, run_check
+from trainer.check import check_spec, control_rows, control_scores, run_check
 from trainer.config import OrchestraGRPOConfig
+from trainer.scoring import RowFeatures, score_rows
 
 CHECK = "configs/train/check.yaml"
 #: |log pi_train - log pi_sampler| allowed at temperature 1 (float32 on CPU: measured about 1e-5)
@@ -36,16 +39,18 @@ def test_grpo_learns_the_best_call_and_the_sign_flipped_control_unlearns_it(chec
     result, _ = checked
     start = result.learning.curve[0][1]
     assert 0.4 <= start <= 0.6, "the format-only start should not know which of the 2 calls is best"
-    assert result.control is not None and result.control.curve[0][1] == start  # the same start
+    (control,) = result.controls
+    assert control.label == "sign-flip" and control.curve[0][1] == start  # the same start
     assert result.passed and result.learning.final >= 0.9
-    assert result.control.final < start and result.control_failed
-    assert result.candidate_rewards[result.spec.best] == max(result.candidate_rewards.values())
+    assert control.final < start and result.control_failed
+    (rewards,) = result.candidate_rewards
+    assert rewards[result.spec.conditions[0].best] == max(rewards.values())
 
 
 @pytest.mark.slow
 def test_every_step_logs_the_probe_and_a_sampler_gap_within_tolerance(checked):
     result, store = checked
-    for run in (result.learning, result.control):
+    for run in (result.learning, *result.controls):
         rows = store._read("SELECT step, metrics_json FROM train_metrics WHERE run_id = ? ORDER BY step",
                            [run.run_id])
         metrics = [json.loads(m) for m in rows.metrics_json]
@@ -78,6 +83,10 @@ def write(tmp_path, **changes) -> str:
     ({"learning_check.treshold": 0.9}, "learning_check: unknown key 'treshold'"),
     ({"learning_check.preference": "outcome=1,speed=1"}, "unknown entry 'speed'"),
     ({"protocol": "conversation", "format_penalty": 0.0}, "needs protocol: rounds"),
+    ({"learning_check.conditions": [{"instruction": "x", "preference": "outcome=1", "best": "answer:answer-3"}]},
+     "give either preference/instruction/best or conditions, not both"),
+    ({"learning_check.controls": ["sign-flip", "coin-flip"]}, "learning_check.controls: 'coin-flip' is not one of"),
+    ({"learning_check.controls": ["shuffled-instructions"]}, "shuffled-instructions needs two or more conditions"),
 ])
 def test_a_check_that_cannot_make_its_problem_is_refused_in_one_line(tmp_path, changes, problem):
     path = write(tmp_path, **changes)
@@ -108,3 +117,46 @@ def test_a_training_run_with_a_learning_check_logs_the_best_calls_probability_fr
                        [summary.run_id])
     probes = [json.loads(m).get("probe/best_call") for m in rows.metrics_json]
     assert list(rows.step) == [0, 1] and all(p is not None and 0 <= p <= 1 for p in probes)
+
+
+CHEAP = (0.0, 0.0, 1.0, 1.0, 0.0)      # P over [answer-1, answer-3, outcome, compute, latency]: keep the bill low
+APPROVED = (1.0, 0.0, 1.0, 0.0, 0.0)   # GPT-5 (answer-1) approved
+
+
+def check_rows(draw_calls: list[bool], instructions: list[bool]) -> list[RowFeatures]:
+    """Rows of a conditional check batch: per row, which slot answered (True: answer-1, dear) and under
+    which instruction (True: GPT-5 approved); every rollout solves."""
+    return [RowFeatures(group_id=f"g{int(approved)}", tool_counts={"answer-1" if dear else "answer-3": 1},
+                        outcome=1.0, cost_usd=0.03 if dear else 0.01, latency_s=1.0, format_ok=True,
+                        valid_output=True, preference=APPROVED if approved else CHEAP)
+            for dear, approved in zip(draw_calls, instructions)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=4, max_size=16).flatmap(
+    lambda calls: st.tuples(st.just(calls), st.lists(st.booleans(), min_size=len(calls), max_size=len(calls)))))
+def test_each_control_breaks_exactly_its_link_between_reward_and_update(batch):
+    """sign-flip: every advantage negated; shuffled-advantages: the same advantages on other rows, none on a row
+    that carried none; shuffled-instructions: every group scored under the other instruction's P, so under it
+    the dear GPT-5 slot is never favoured where cost is what was asked (and the reverse)."""
+    calls, instructions = batch
+    rows = check_rows(calls, instructions)
+    features = ["answer-1", "answer-3"]
+    scores = score_rows(rows, features)
+    flipped = control_scores(scores, "sign-flip", seed=0)
+    assert (flipped.advantages == -scores.advantages).all() and (flipped.keep == scores.keep).all()
+    shuffled = control_scores(scores, "shuffled-advantages", seed=3)
+    assert sorted(shuffled.advantages[scores.keep]) == sorted(scores.advantages[scores.keep])
+    assert (shuffled.advantages[~scores.keep] == scores.advantages[~scores.keep]).all()
+    assert control_scores(scores, "learning", seed=0) is scores and control_rows(rows, "sign-flip") is rows
+    swapped = control_rows(rows, "shuffled-instructions")
+    if len({r.preference for r in rows}) == 2:
+        assert all(a.preference != b.preference for a, b in zip(rows, swapped))
+        wrong = score_rows(swapped, features)
+        for row, advantage in zip(rows, wrong.advantages):
+            if row.preference == CHEAP and advantage > 0:   # rewarded as if GPT-5 were approved
+                assert "answer-1" in row.tool_counts
+            if row.preference == APPROVED and advantage > 0:   # rewarded as if asked to save
+                assert "answer-3" in row.tool_counts
+    else:
+        assert [r.preference for r in swapped] == [r.preference for r in rows]   # one P: nothing to swap with

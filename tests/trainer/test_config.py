@@ -36,10 +36,18 @@ def write(tmp_path, text):
     ("warm_start: {orchestrators: [scripted:random], epoch: 3}\n", "warm_start: unknown key 'epoch'"),
     ("warm_start: {orchestrators: [scripted:random], select: best-of}\n", "warm_start.select: 'best-of'"),
     ("reward_scale: wobbly\n", "reward_scale 'wobbly'"),
+    ("lora: {r: 8}\n", "lora.target_modules: name the modules to adapt"),
+    ("lora: {r: eight, target_modules: [q_proj]}\n", "field 'lora.r': got 'eight' (str), expected int"),
+    ("lora: {rank: 8, target_modules: [q_proj]}\n", "lora: unknown key 'rank'"),
+    ("advantage_estimator: ppo\n", "advantage_estimator 'ppo': expected one of 'grpo', 'rft'"),
     ("reward_scale: fixed\nreward_cost_ref_usd: 0\n", "reward_cost_ref_usd and reward_latency_ref_s must be > 0"),
     ("format_penalty: 1.0\n", "applies under protocol: rounds"),
     ("format_penalty: lots\n", "field 'format_penalty': got 'lots' (str), expected float"),
     ("learning_check: {best: [answer]}\n", "field 'learning_check.best'"),
+    ("train_split: test\n", "train_split 'test': that split is held out from training"),
+    ("train_split: validation\n", "train_split 'validation': that split is held out from training"),
+    ("eval_split: train\n", "eval_split 'train': the periodic evaluations would score the tasks GRPO trains on"),
+    ("benchmark: toolscale\n", "eval_split 'validation': only the offline world carves a validation split"),
     ("training_instructions: [Be cheap]\n", "training_instructions: 'Be cheap' is not the wording of a `train` pair"),
     ("training_instructions: ['Only the answer matters to me.']\n", "is not the wording of a `train` pair"),  # eval
     ("training_instructions: ['Balance accuracy, cost and speed equally.', "
@@ -129,7 +137,7 @@ def test_a_wrongly_typed_field_is_one_line_exit_2_and_nothing_written(data, tmp_
 
 
 @pytest.mark.parametrize("text, problem", [
-    ("lab_eval_limit: 100000\n", "lab_eval_limit 100000: the 'test' split of world (frames, hle) has 145 tasks"),
+    ("lab_eval_limit: 100000\n", "lab_eval_limit 100000: the 'validation' split of world (frames, hle) has 71 tasks"),
     ("lab_eval_instructions: [outcome=1, 'outcome=much,compute=1']\n", "'outcome' has non-numeric value 'much'"),
     ("lab_eval_instructions: [Be quick please]\n", "'Be quick please' is neither a P string"),
     ("lab_eval_samples: 0\n", "at least one sample"),
@@ -175,4 +183,17 @@ def test_each_ablation_variant_changes_only_its_own_fields_of_the_recipe(tmp_pat
         differ = {f.name for f in fields(config) if f.init and f.name not in own
                   and getattr(config, f.name) != getattr(recipe, f.name)}
         assert differ == set(changes), name
-        assert config.output_dir == str(tmp_path / name) and config.db == str(tmp_path / f"{name}.duckdb")
+        assert config.output_dir == str(tmp_path / f"{name}-s0") and config.db == str(tmp_path / f"{name}-s0.duckdb")
+    assert recipe.reward_scale == "group" and recipe.filter_format and recipe.filter_invalid   # Eq. 2, three filters
+    assert recipe.std_threshold == 0.1
+    other = ablation.variant_config("recipe", tmp_path, seed=2)   # a seed changes the seed and the folders only
+    assert other.seed == 2 and {f.name for f in fields(other) if f.init and f.name not in own
+                                and getattr(other, f.name) != getattr(recipe, f.name)} == {"seed"}
+
+
+def test_the_ablation_refuses_an_empty_seed_list_in_one_line_before_anything_is_written(tmp_path):
+    result = subprocess.run([sys.executable, "scripts/recipe_ablation.py", "--out", str(tmp_path / "a"),
+                             "--seeds", " , "], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --seeds ' , ': name at least one seed (e.g. 0,1,2)"
+    assert not (tmp_path / "a").exists()

@@ -54,7 +54,7 @@ def test_the_tasks_are_the_first_of_the_eval_split_and_never_more_than_it_has(tm
     assert len(evals.task_ids) == 5 and all(t.startswith(("frames-", "hle-")) for t in evals.task_ids)
     assert eval_set(config(tmp_path, lab_eval_limit=5)) == evals                   # the same every time
     assert eval_set(config(tmp_path, lab_eval_limit=0)).task_ids == ()             # 0: no curve
-    with pytest.raises(LabInputError, match=r"lab_eval_limit 1000: the 'test' split of world \(frames, hle\) has"):
+    with pytest.raises(LabInputError, match=r"lab_eval_limit 1000: the 'validation' split of world \(frames, hle\)"):
         eval_set(config(tmp_path, lab_eval_limit=1000))
     with pytest.raises(LabInputError, match="temperature 0"):
         eval_set(config(tmp_path, lab_eval_samples=2, temperature=0.0))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from rich.console import Console
@@ -18,12 +20,15 @@ from lab.report.metrics.curve import CurveScale
 from lab.store import Store, queries
 from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
-from trainer.curve import curve_instructions
+from trainer.curve import CurveInstruction, curve_instructions
 from trainer.evidence import (
     HELD_OUT_WORDINGS,
     Evidence,
+    EvidencePlan,
     evidence_plan,
+    family_table,
     gather_evidence,
+    pooled_contrasts,
     print_evidence,
 )
 from trainer.models import resolve_model
@@ -48,7 +53,7 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     shutil.copytree(start, config.output_dir)
     store = Store(tmp_path / "store.duckdb")
     console = Console(record=True, width=200)
-    evidence = gather_evidence(config, store, console, tasks=2, samples=2)
+    evidence = gather_evidence(config, store, console, tasks=2, samples=2, baselines=False)
 
     instructions = [c.label for c in curve_instructions(config)] + ["held-out"]
     assert list(dict.fromkeys(evidence.deltas.instruction)) == instructions
@@ -105,10 +110,17 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     assert len(headline) == 2 and all("trained - start +0.000 [+0.000, +0.000] (not shown" in line for line in headline)
     assert set(evidence.checks.model) <= {"trained", "start", "trained - start"} and len(evidence.checks) >= 3
     assert evidence.checks.check.str.contains("accuracy not lower").any()
+    families = evidence.families   # per family, identical models did identical things
+    assert (families.groupby(["model", "instruction"]).rollouts.sum() == 4).all()
+    assert set(families.family) <= {"multi-hop", "computational"}
+    by_model = families.pivot_table(index=["family", "instruction"], columns="model", values=["accuracy", "rounds"])
+    assert (by_model["accuracy"].start == by_model["accuracy"].trained).all()
+    assert (by_model["rounds"].start == by_model["rounds"].trained).all()
 
     print_evidence(evidence, console)
     text = console.export_text()
     assert "2 tasks x 2 samples" in text and "Behaviour checks" in text and "Get the answer right" in text
+    assert "Per task family" in text
     assert text.index("Instruction following") < text.index("trained - start (2 tasks)")   # the headline first
     assert "{" not in text and evidence.run_ids["trained | held-out"] in text   # tables, no raw dicts
     lines = evidence.lines()
@@ -139,6 +151,10 @@ def test_a_subset_of_instructions_keeps_the_tasks_and_samples(tmp_path, world):
     ({}, {"samples": 2, "tasks": 10_000}, ("out", "out/warm-start"), "has 145 tasks"),
     ({}, {"samples": 2, "tasks": 0}, ("out", "out/warm-start"), "at least one task"),
     ({}, {"samples": 2, "instructions": ["be nice"]}, ("out", "out/warm-start"), "not one of"),
+    ({}, {"samples": 2, "split": "train"}, ("out", "out/warm-start"), "GRPO trained on these tasks"),
+    ({}, {"samples": 2, "split": "dev"}, ("out", "out/warm-start"), "no tasks in split 'dev'"),
+    ({}, {"samples": 2, "baseline_models": {"rft": "/nowhere"}}, ("out", "out/warm-start"),
+     "--baseline rft=/nowhere: no model there"),
 ])
 def test_bad_input_is_one_line_before_any_model_runs(tmp_path, world, overrides, kwargs, folders, message):
     config = tiny_config(tmp_path, warm_start={"orchestrators": ["scripted:random"]}, **overrides)
@@ -148,6 +164,17 @@ def test_bad_input_is_one_line_before_any_model_runs(tmp_path, world, overrides,
     with pytest.raises(LabInputError, match=message) as info:
         evidence_plan(config, **kwargs)
     assert "\n" not in str(info.value)
+
+
+def test_recipe_choices_compare_on_validation_tasks_and_reported_figures_on_test(tmp_path, world):
+    config = tiny_config(tmp_path, warm_start={"orchestrators": ["scripted:random"]})
+    for folder in ("out", "out/warm-start"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "config.json").write_text("{}")
+    by_id = {t.task_id: t.split for t in world.tasks}
+    validation, test = evidence_plan(config, samples=2, split="validation"), evidence_plan(config, samples=2)
+    assert {by_id[t] for t in validation.task_ids} == {"validation"} and {by_id[t] for t in test.task_ids} == {"test"}
+    assert validation.split_tasks == sum(t.split == "validation" and t.family in ("frames", "hle") for t in world.tasks)
 
 
 def test_greedy_decoding_is_one_sample(tmp_path, world):
@@ -210,3 +237,78 @@ def test_cheaper_than_the_start_needs_the_saving_and_the_accuracy(cost, accuracy
     checks = behaviour_checks(pd.DataFrame(), {}, plan, deltas, {"accuracy": 0.05, "cost": 0.10})
     (row,) = checks[checks.check.str.startswith("saving against the start")].itertuples()
     assert row.verdict == expected and row.value == pytest.approx(-cost[0]), row.detail
+
+
+def seed_part(seed: int, trained_saving: float, tasks: int = 4,
+              samples: int = 2) -> tuple[pd.DataFrame, dict[str, str]]:
+    """One seed's evidence runs as logged: both models spend 1 cent per rollout under accuracy-only; under
+    cost-saving the start spends the same and the trained model `trained_saving` of it."""
+    spend = {"start | acc": 0.01, "start | cost": 0.01, "trained | acc": 0.01, "trained | cost": 0.01 * trained_saving}
+    runs = {label: f"s{seed}-{label}" for label in spend}
+    rows = [{"run_id": runs[label], "task_id": f"t{t}", "sample_idx": k, "cost_usd": cost * (1 + t), "latency_s": 1.0,
+             "outcome": 1.0} for label, cost in spend.items() for t in range(tasks) for k in range(samples)]
+    return pd.DataFrame(rows), runs
+
+
+def test_seeds_pool_by_task_with_every_seeds_samples_inside():
+    """Two seeds of the whole recipe: one whose trained model halves its spend when asked, one that learned
+    nothing. Pooled, trained - start is the mean of their contrasts (ln 2 / 2), over the same 4 tasks, with
+    both seeds' samples counted (4 a task); a seed alone keeps its own."""
+    plan = EvidencePlan(start=Path("s"), trained=Path("t"), task_ids=tuple(f"t{t}" for t in range(4)), samples=2,
+                        instructions=(CurveInstruction("acc", "outcome=1", None),
+                                      CurveInstruction("cost", "outcome=1,compute=1", None)),
+                        held_out_wordings=False, split_tasks=4, split="validation")
+    learned, flat = seed_part(0, 0.5), seed_part(1, 1.0)
+    pooled = pooled_contrasts([learned, flat], plan).set_index("measure").loc["log cost_usd ratio"]
+    assert pooled.delta == pytest.approx(np.log(2) / 2) and pooled.n_tasks == 4 and pooled.samples == 4
+    alone = pooled_contrasts([learned], plan).set_index("measure").loc["log cost_usd ratio"]
+    assert alone.delta == pytest.approx(np.log(2)) and alone.samples == 2
+
+
+def test_each_family_is_reported_on_its_own_so_a_gain_and_a_loss_do_not_cancel():
+    """The trained model solves every multi-hop task and no computational one, in 1 and 3 rounds: pooled, it
+    would read as 50% in 2 rounds; per family the table says what it did on each, with the tools it called."""
+    trajs = pd.DataFrame([{"run_id": "r", "task_id": task, "sample_idx": k, "outcome": float(task.startswith("f")),
+                           "n_turns": 1 if task.startswith("f") else 3, "cost_usd": 0.01}
+                          for task in ("f1", "f2", "h1") for k in range(2)])
+    calls = pd.DataFrame([{"run_id": "r", "task_id": "f1", "sample_idx": 0, "tool_name": "answer-1", "n_calls": 3},
+                          {"run_id": "r", "task_id": "h1", "sample_idx": 0, "tool_name": "reasoner-2", "n_calls": 1}])
+    table = family_table(trajs, calls, {"trained | acc": "r"}, {"f1": "frames", "f2": "frames", "h1": "hle"})
+    by = table.set_index("family")
+    assert set(by.index) == {"multi-hop", "computational"}
+    assert by.loc["multi-hop", "accuracy"] == 1.0 and by.loc["computational", "accuracy"] == 0.0
+    assert by.loc["multi-hop", "rounds"] == 1.0 and by.loc["computational", "rounds"] == 3.0
+    assert by.loc["multi-hop", "tasks"] == 2 and by.loc["multi-hop", "rollouts"] == 4
+    assert by.loc["multi-hop", "tool_shares"] == "answer-1 100%" and by.loc["computational", "model"] == "trained"
+
+
+@pytest.mark.slow
+def test_the_trained_model_is_compared_with_every_fair_baseline_and_the_claim_with_the_best(tmp_path, world):
+    """Under the training pair, each fair baseline (the start greedy with one sample and at T 0.5 / 0.7, two
+    fixed routes, and a model named on the command line) answers the same tasks; its contrast stands beside
+    the trained model's, and RL's claim is checked against the baseline with the highest contrast."""
+    config = tiny_config(tmp_path)
+    start = resolve_model(config.model, config.tiny_model, config.seed)
+    shutil.copytree(start, config.output_dir)
+    shutil.copytree(start, tmp_path / "rft")
+    store = Store(tmp_path / "store.duckdb")
+    pair = ["Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can."]
+    evidence = gather_evidence(config, store, Console(quiet=True), tasks=2, samples=2, instructions=pair,
+                               baseline_models={"rft": str(tmp_path / "rft")})
+    names = ["start, greedy", "start, T=0.5", "start, T=0.7", "cascade", "strongest", "rft"]
+    assert list(dict.fromkeys(evidence.baselines.name)) == names
+    assert set(evidence.baselines.wording) == {"training wording"} and (evidence.baselines.n_tasks == 2).all()
+    runs = queries.runs_df(store).set_index("run_id")
+    trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
+    greedy = [evidence.run_ids[f"baseline start, greedy | {label}"] for label in pair]
+    assert all(json.loads(runs.loc[run_id, "config_json"])["temperature"] == 0 for run_id in greedy)
+    assert (trajs[trajs.run_id.isin(greedy)].groupby(["run_id", "task_id"]).size() == 1).all()   # greedy: one sample
+    cascade = json.loads(runs.loc[evidence.run_ids[f"baseline cascade | {pair[1]}"], "config_json"])
+    assert cascade["orchestrator"] == "scripted:cheapest-first"
+    ratios = evidence.baselines[evidence.baselines.measure == "log cost_usd ratio"].set_index("name")
+    best = evidence.best_baseline("training wording")
+    assert best.contrast == ratios.contrast.max()
+    assert (ratios.delta - (ratios.trained - ratios.contrast)).abs().max() < 1e-9
+    claim = evidence.checks[evidence.checks.check.str.startswith("instruction following above the best fair")]
+    assert len(claim) == 1 and claim.model.iloc[0] == f"trained - {best['name']}"
+    assert f"Best fair baseline: {best['name']}" in evidence.headline()[0]

@@ -332,6 +332,33 @@ def test_a_step_with_every_row_filtered_does_not_move_the_weights(tmp_path):
     assert metrics["update/skipped"].tolist() == [1.0] and metrics["filtered/all"].tolist() == [1.0]
 
 
+def test_lora_trains_only_its_target_modules_and_saves_a_whole_model(tmp_path):
+    """LoRA through TRL's peft_config: after a step, the saved model is a whole model (adapters merged) that
+    any `hf:` reader loads; only the adapted projections moved, every other weight is the start's."""
+    store = Store(tmp_path / "store.duckdb")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(SCRIPTS))
+        summary = run_training(config(tmp_path, max_steps=1, lab_eval_limit=1,
+                                      lora={"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}),
+                               store, Console(quiet=True))
+    from transformers import AutoModelForCausalLM
+
+    after = dict(AutoModelForCausalLM.from_pretrained(summary.model_dir).named_parameters())
+    initial = dict(AutoModelForCausalLM.from_pretrained(summary.start_model).named_parameters())
+    assert set(after) == set(initial)   # no adapter left over: a plain model
+    moved = {name for name in initial if not torch.equal(after[name], initial[name])}
+    assert moved and all(name.endswith(("q_proj.weight", "v_proj.weight")) for name in moved), moved
+
+
+def test_a_lora_naming_a_module_the_model_lacks_is_one_line_before_training(tmp_path):
+    store = Store(tmp_path / "store.duckdb")
+    with pytest.raises(LabInputError) as info:
+        run_training(config(tmp_path, lora={"r": 4, "target_modules": ["c_attn"]}), store, Console(quiet=True))
+    message = str(info.value)
+    assert message.startswith("lora.target_modules: 'c_attn' is no module of Qwen3ForCausalLM") and "q_proj" in message
+    assert "\n" not in message and queries.runs_df(store).empty   # refused before the run was written
+
+
 FREE_FORM = """name: free-form-test
 tools:
   - {name: "sim:gpt-5", backend: {kind: sim, profile: gpt-5}}
@@ -380,6 +407,7 @@ def test_training_steps_on_toolscale_tasks_talk_to_the_user(tmp_path, monkeypatc
         benchmark=f"toolscale:{tmp_path / 'ts'}", task_limit=2, examples_per_task=1, tool_subset_min=1.0, max_turns=3,
         turn_max_new_tokens=32, observation_chars=200, num_generations=2, per_device_train_batch_size=4,
         learning_rate=1e-3, max_steps=1, save_steps=10, lab_eval_steps=0, lab_eval_limit=1, report_to="none",
+        eval_split="test",
         gradient_checkpointing=False, seed=0, lab_eval_instructions=["outcome=1"])
     store = Store(tmp_path / "s.duckdb")
     summary = run_training(config, store, Console(quiet=True))

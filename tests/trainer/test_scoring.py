@@ -91,3 +91,31 @@ def test_switching_a_filter_off_keeps_its_rows_in_the_group():
     rows = [_row("g", 1.0, 0.5), _row("g", 0.0, 0.5, valid=False), _row("g", 1.0, 0.9)]
     on, off = score_rows(rows, FEATURES), score_rows(rows, FEATURES, filter_invalid=False)
     assert on.reasons[1] == "invalid" and off.reasons[1] is None and off.keep[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches())
+def test_rejection_sampling_keeps_exactly_the_best_solved_row_of_each_group(rows):
+    """The RFT baseline: the same rewards as GRPO, one row per group with a solved passing rollout, and that
+    row has the group's highest reward among them; nothing filtered, failed or beaten can be kept, so a
+    cheap malformed or unanswered rollout cannot win its group."""
+    grpo, rft = score_rows(rows, FEATURES), score_rows(rows, FEATURES, estimator="rft")
+    np.testing.assert_allclose(rft.rewards, grpo.rewards)
+    eligible = np.array([r.format_ok and r.valid_output and r.outcome == 1.0 for r in rows])
+    assert not rft.keep[~eligible].any() and set(np.unique(rft.advantages)) <= {0.0, 1.0}
+    assert ((rft.advantages == 1.0) == rft.keep).all()
+    for group in {r.group_id for r in rows}:
+        mine = np.array([r.group_id == group for r in rows])
+        kept = np.flatnonzero(mine & rft.keep)
+        assert len(kept) == int((mine & eligible).any())
+        if len(kept):
+            assert rft.rewards[kept[0]] == rft.rewards[mine & eligible].max()
+    for row, reason, kept in zip(rows, rft.reasons, rft.keep):
+        assert reason == ("format" if not row.format_ok else "invalid" if not row.valid_output
+                          else None if kept else "not best")
+
+
+def test_a_group_that_all_succeeds_the_same_way_still_teaches_rft_its_first_route():
+    same = [_row("g", 1.0, 0.3) for _ in range(8)]
+    scores = score_rows(same, FEATURES, estimator="rft")
+    assert scores.keep.tolist() == [True] + [False] * 7 and scores.reasons[1:] == ["not best"] * 7

@@ -6,7 +6,8 @@ paired preference and cost comparisons, on `lab.scoring`'s feature frame), `fron
 and its area, router metrics, turn budgets, re-priced costs), `curve` (a training run's learning curve:
 the absolute utility U on a scale fixed per run), `paired` (a trained model against its start on the same
 tasks and samples: paired deltas, behaviour checks, and the tasks x samples a target half-width needs),
-`contrast` (instruction following: how differently a model acts under two instructions, start and trained).
+`contrast` (instruction following: how differently a model acts under two instructions, start and trained),
+`pull` (which way a training run's updates pushed cost and outcome, per kind of instruction).
 
 Nothing here reads the store or draws: `lab.report.api` loads the frames, these functions compute, and
 `lab.report.figures` / `lab.report.tables` present. Inputs are the store's own frames
@@ -62,6 +63,7 @@ from lab.report.metrics.paired import (
     verdict,
 )
 from lab.report.metrics.preference import paired_cost_saving, paired_preference_scores, preference_scores
+from lab.report.metrics.pull import group_pulls, update_pull
 from lab.report.metrics.tools import (
     FAMILIES,
     PRIVILEGED,
@@ -90,6 +92,7 @@ __all__ = [
     "delegation_bias",
     "fixed_scale",
     "frontier_auc",
+    "group_pulls",
     "instruction_contrast",
     "instruction_kind",
     "learning_curve",
@@ -115,6 +118,7 @@ __all__ = [
     "tool_label",
     "tool_share_contrast",
     "turn_budget_curves",
+    "update_pull",
     "utility",
     "variance_components",
     "verdict",

@@ -75,36 +75,43 @@ def _interval(per_task: np.ndarray, picks: np.ndarray, level: float) -> tuple[fl
     return float(per_task.mean()), float(low), float(high)
 
 
+def _per_task(trajs: pd.DataFrame, runs: InstructionRuns, model: str, column: str) -> pd.DataFrame:
+    """One model's per-task contrast: rollouts paired by (task, sample) between its two runs, the log ratio
+    of `column` (baseline over asking) and the accuracy difference (asking - baseline), samples averaged."""
+    joined = _paired_by_key(trajs, {f"{model}, baseline": runs.baseline, f"{model}, asking": runs.asking})
+    floor = FLOOR[column]
+    per_rollout = pd.DataFrame({
+        "ratio": (np.log(joined[(f"{model}, baseline", column)].clip(lower=floor))
+                  - np.log(joined[(f"{model}, asking", column)].clip(lower=floor))),
+        "accuracy": joined[(f"{model}, asking", "outcome")] - joined[(f"{model}, baseline", "outcome")],
+    })
+    grouped = per_rollout.groupby(level="task_id")
+    return grouped.mean().assign(samples=grouped.size())
+
+
 def instruction_contrast(trajs: pd.DataFrame, start: InstructionRuns, trained: InstructionRuns,
                          column: str = "cost_usd", n_resamples: int = N_RESAMPLES, seed: int = 0,
                          level: float = 0.95) -> pd.DataFrame:
     """Each model's contrast between its two instructions and trained - start (module docstring), as
     `CONTRAST_COLUMNS` rows: `log ratio` of `column` (baseline over asking) and `accuracy` (asking -
-    baseline). All four runs must hold the same (task, sample) keys; one set of resampled tasks serves
-    every interval."""
+    baseline). A model's two runs must hold the same (task, sample) keys (its rollouts are paired by seed);
+    the two models must answer the same tasks, and may differ in samples per task (a greedy baseline
+    runs one), since each model's samples are averaged per task before the models are compared. One set
+    of resampled tasks serves every interval; `samples` is the trained model's per task."""
     if column not in FLOOR:
         raise LabInputError(f"contrast column {column!r}: expected one of {', '.join(FLOOR)}")
-    runs = {"start, baseline": start.baseline, "start, asking": start.asking,
-            "trained, baseline": trained.baseline, "trained, asking": trained.asking}
-    joined = _paired_by_key(trajs, runs)
-    floor = FLOOR[column]
-    per_rollout = pd.DataFrame({
-        f"{measure}_{model}": (np.log(joined[(f"{model}, baseline", column)].clip(lower=floor))
-                               - np.log(joined[(f"{model}, asking", column)].clip(lower=floor)))
-        if measure == "ratio" else
-        joined[(f"{model}, asking", "outcome")] - joined[(f"{model}, baseline", "outcome")]
-        for measure in ("ratio", "accuracy") for model in ("start", "trained")
-    })
-    per_task = per_rollout.groupby(level="task_id").mean()                       # samples first, (T, 4)
-    samples = per_rollout.groupby(level="task_id").size()
-    n_tasks = len(per_task)
+    before, after = _per_task(trajs, start, "start", column), _per_task(trajs, trained, "trained", column)
+    if set(before.index) != set(after.index):
+        raise LabInputError(f"runs {start.baseline} (start) and {trained.baseline} (trained) answered different "
+                            "tasks: a contrast compares both models on the same tasks")
+    after = after.loc[before.index]
+    n_tasks = len(before)
     picks = np.random.default_rng(seed).integers(0, n_tasks, size=(n_resamples, n_tasks))   # (B, T), shared
     rows = []
     for measure, name in (("ratio", f"log {column} ratio"), ("accuracy", "accuracy")):
-        a = per_task[f"{measure}_start"].to_numpy(float)
-        b = per_task[f"{measure}_trained"].to_numpy(float)
+        a, b = before[measure].to_numpy(float), after[measure].to_numpy(float)
         rows.append([name, *_interval(a, picks, level), *_interval(b, picks, level), *_interval(b - a, picks, level),
-                     n_tasks, float(samples.mean())])
+                     n_tasks, float(after.samples.mean())])
     return pd.DataFrame(rows, columns=CONTRAST_COLUMNS)
 
 

@@ -33,7 +33,8 @@ def test_build_writes_files_and_manifest(built):
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["version"] == WORLD_VERSION and manifest["seed"] == 0
     assert manifest["counts"]["documents"] == SMALL.n_docs
-    assert sum(s["train"] + s["test"] for s in manifest["counts"]["tasks"].values()) == len(built.tasks)
+    assert sum(sum(s.values()) for s in manifest["counts"]["tasks"].values()) == len(built.tasks)
+    assert all(set(s) == {"train", "validation", "test"} for s in manifest["counts"]["tasks"].values())
     assert manifest["index"]["built"] is False and built.index_dir is None
     assert not built.reused
     first = json.loads((root / "corpus.jsonl").read_text().splitlines()[0])

@@ -41,8 +41,11 @@ def test_full_size_counts_splits_and_families():
     assert len(docs) == 3000 and len(tasks) >= 600
     assert by_family == {"frames": 250, "hle": 250, "tau2": 120}
     for family in by_family:
-        train = sum(t.split == "train" for t in tasks if t.family == family) / by_family[family]
-        assert 0.6 <= train <= 0.8, (family, train)
+        test = sum(t.split == "test" for t in tasks if t.family == family) / by_family[family]
+        assert 0.2 <= test <= 0.4, (family, test)
+        trained = [t for t in tasks if t.family == family and t.split != "test"]
+        validation = sum(t.split == "validation" for t in trained) / len(trained)
+        assert 0.1 <= validation <= 0.3, (family, validation)
     assert len({t.domain for t in tasks if t.family == "hle"}) >= 6
     assert len({t.task_id for t in tasks}) == len(tasks)
     assert len({t.question for t in tasks}) == len(tasks)
@@ -50,6 +53,19 @@ def test_full_size_counts_splits_and_families():
     words = [len(d.text.split()) for d in docs]
     assert 45 <= sum(words) / len(words) <= 120
     assert len({d.title for d in docs}) == len(docs)
+
+
+def test_validation_is_carved_from_training_tasks_and_leaves_the_test_split_as_it_was():
+    """Recipe choices read validation: carving it must take tasks from train only, so test figures measured
+    before it existed still compare (the test split is the first hash's, unchanged)."""
+    _, tasks, _ = generate(0)
+    for task in tasks:
+        first_hash = int.from_bytes(hashlib.sha256(task.question.encode()).digest()[:4], "big") % 10_000
+        assert (task.split == "test") == (first_hash >= 7_000), task.task_id
+    assert {t.split for t in tasks} == {"train", "validation", "test"}
+    none = generate(0, SMALL.model_copy(update={"validation_share": 0.0}))[1]
+    assert {t.split for t in none} == {"train", "test"}
+    assert [t.split == "test" for t in none] == [t.split == "test" for t in generate(0, SMALL)[1]]
 
 
 def test_split_is_stable_when_task_count_changes():

@@ -145,3 +145,18 @@ def test_runs_that_called_no_tool_have_no_shares_to_compare():
     frame = trajs(start_acc=grid, start_cost=grid, trained_acc=grid, trained_cost=grid)
     empty = pd.DataFrame(columns=["run_id", "task_id", "sample_idx", "tool_name", "n_calls"])
     assert tool_share_contrast(empty, frame, START, TRAINED).empty
+
+
+def test_a_greedy_baseline_with_one_sample_compares_with_a_sampled_model_task_by_task():
+    """The best fair baseline may be the start decoded greedily (one sample a task) while the trained model
+    samples 2: each model's samples are averaged per task first, so the comparison needs the same tasks,
+    not the same samples; different tasks are refused."""
+    greedy = trajs(start_acc=[[0.04], [0.02]], start_cost=[[0.02], [0.02]])
+    sampled = trajs(trained_acc=[[0.04, 0.04], [0.02, 0.02]], trained_cost=[[0.01, 0.04], [0.02, 0.02]])
+    both = pd.concat([greedy, sampled], ignore_index=True)
+    ratio = row(instruction_contrast(both, START, TRAINED), "log cost_usd ratio")
+    assert ratio.start == pytest.approx(math.log(2) / 2) and ratio.samples == 2
+    assert ratio.trained == pytest.approx((math.log(4) + math.log(1)) / 2 / 2)
+    other = trajs(trained_acc=[[0.04]], trained_cost=[[0.01]]).assign(task_id="t9")
+    with pytest.raises(LabInputError, match="answered different tasks"):
+        instruction_contrast(pd.concat([greedy, other], ignore_index=True), START, TRAINED)
