@@ -51,11 +51,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # fair baselines at equal compute, compared with each GRPO variant through its evidence
     "rft": {"advantage_estimator": "rft"},   # rejection-sampling fine-tuning on the same rollouts
     "sft-all": {"warm_start": {**RECIPE_WARM_START, "limit": None}},   # the warm start on every training task
-    # the U-scaled reward (configs/train/cpu-tiny-utility.yaml): the learning curve's U, every cent charged
-    "utility": {"reward_scale": "utility", "reward_cost_ref_usd": 0.05, "filter_invalid": False},
+    # the U-scaled reward: the learning curve's U, every cent charged (docs/training.md says why it is a variant)
+    "utility": {"reward_scale": "utility", "reward_cost_ref_usd": 0.05},
     "eq2-fixed": {"reward_scale": "fixed"},                                   # Eq. 2, cost on one scale (c_ref 2c)
     "no-format-penalty": {"format_penalty": 0.0},                             # malformed rounds dropped
-    "budget-kept": {"filter_invalid": False},                                 # out of rounds: a failure, kept
+    "paper-filters": {"filter_invalid": True},                                # out of rounds: dropped (paper)
     "six-instructions": {"training_instructions": []},                        # every training pair
     "warm-start-tasks": {"task_limit": 96},                                   # GRPO on the warm start's tasks
 }

@@ -252,7 +252,7 @@ class Evidence:
                          f"latency {t.delta:+.1f} s [{t.ci_low:+.1f}, {t.ci_high:+.1f}], U {u.delta:+.3f} "
                          f"[{u.ci_low:+.3f}, {u.ci_high:+.3f}].")
         for check in self.checks.itertuples():
-            shown = "{:+.0%}" if "saving" in check.check else "{:+.3f}"
+            shown = "{:+.0%}" if _is_share(check.check) else "{:+.3f}"
             lines.append(f"Check, {check.check} ({check.model}): {shown.format(check.value)} "
                          f"[{shown.format(check.ci_low)}, {shown.format(check.ci_high)}]: {check.verdict}.")
         lines.extend(f"Half-width, {line}." for line in self.target_lines())
@@ -264,6 +264,11 @@ class Evidence:
 
         return paired_deltas_figure(self.deltas, title=f"Trained - start ({self.tasks} tasks x {self.samples} "
                                                          "samples, paired; 95% bootstrap CIs over tasks)")
+
+
+def _is_share(check: str) -> bool:
+    """Whether a check's value is a share (a saving, shown in %) rather than a difference or a log ratio."""
+    return check.startswith(("saving", "latency saving"))
 
 
 def _half_width(measure: str, value: float) -> str:
@@ -741,7 +746,7 @@ def print_evidence(evidence: Evidence, console: Console) -> None:
     for column in ("check", "model", "value [95% CI]", "verdict", "detail"):
         checks.add_column(column)
     for c in evidence.checks.itertuples():
-        shown = "{:+.1%}" if "saving" in c.check else "{:+.3f}"
+        shown = "{:+.1%}" if _is_share(c.check) else "{:+.3f}"
         interval = f"[{shown.format(c.ci_low)}, {shown.format(c.ci_high)}]"
         checks.add_row(c.check, c.model, f"{shown.format(c.value)} {interval}", c.verdict, c.detail)
     console.print(checks)

@@ -184,7 +184,8 @@ def test_each_ablation_variant_changes_only_its_own_fields_of_the_recipe(tmp_pat
                   and getattr(config, f.name) != getattr(recipe, f.name)}
         assert differ == set(changes), name
         assert config.output_dir == str(tmp_path / f"{name}-s0") and config.db == str(tmp_path / f"{name}-s0.duckdb")
-    assert recipe.reward_scale == "group" and recipe.filter_format and recipe.filter_invalid   # Eq. 2, three filters
+    assert recipe.reward_scale == "group" and recipe.filter_format and not recipe.filter_invalid   # Eq. 2
+    assert ablation.variant_config("paper-filters", tmp_path).filter_invalid   # the paper's third filter
     assert recipe.std_threshold == 0.1
     other = ablation.variant_config("recipe", tmp_path, seed=2)   # a seed changes the seed and the folders only
     assert other.seed == 2 and {f.name for f in fields(other) if f.init and f.name not in own

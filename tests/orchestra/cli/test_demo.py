@@ -43,9 +43,11 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
     assert sorted(linked.train_step) == [0] * 2 + [1] * 2 + [2] * 2  # the curve: 2 instructions at steps 0, 1, 2
-    # both models under 2 instructions, the held-out pairs and the 2 held-out wordings (the contrast's)
+    # both models under 2 instructions, the held-out pairs and the 2 held-out wordings (the contrast's), and
+    # the 5 fair baselines under the contrast's 4 instructions (training and held-out wordings)
     evidence = evals[evals.name.str.startswith("evidence-")]
-    assert sorted(evidence.name.value_counts().items()) == [("evidence-start", 5), ("evidence-trained", 5)]
+    assert sorted(evidence.name.value_counts().items()) == [("evidence-baseline", 20), ("evidence-start", 5),
+                                                            ("evidence-trained", 5)]
     assert (evidence.trajectories == QUICK.evidence_tasks * QUICK.evidence_samples).all()
 
 
@@ -70,10 +72,12 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
                     "What the demo found", "Pareto frontier", "Preference: told to save money",
                     "Under deepinfra's prices", "Learning curve of the training run",
                     "Curve under 'Be accurate but keep the bill as low as you can.': U ",
-                    f"GRPO against its start ({QUICK.evidence_tasks} tasks x {QUICK.evidence_samples} samples",
+                    f"GRPO against its start ({QUICK.evidence_tasks} test tasks x {QUICK.evidence_samples} samples",
                     "Check, U higher under the training instructions, pooled over 2 (trained): ",
                     "Check, saving against the start under 'Be accurate but keep the bill as low as you can.'"):
         assert heading in out, heading
+    # the best fair baseline beside the headline (a long sentence: the console may wrap it anywhere)
+    assert "Best fair baseline: start, " in " ".join(out.split())
     assert "scripted:oracle" in out and "hf:smollm2" in out
     # the findings lead with instruction following, in the training and the held-out wordings
     found = out[out.index("What the demo found"):]
