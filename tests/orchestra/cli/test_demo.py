@@ -77,7 +77,7 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
                     "Check, saving against the start under 'Be accurate but keep the bill as low as you can.'"):
         assert heading in out, heading
     # the best fair baseline beside the headline (a long sentence: the console may wrap it anywhere)
-    assert "Best fair baseline: start, " in " ".join(out.split())
+    assert "Best fair baseline: " in " ".join(out.split())
     assert "scripted:oracle" in out and "hf:smollm2" in out
     # the findings lead with instruction following, in the training and the held-out wordings
     found = out[out.index("What the demo found"):]
