@@ -177,8 +177,9 @@ def table(out: Path, names: list[str], seeds: list[int], split: str, console: Co
             metrics = queries.train_metrics_df(store, train_run_id(config))
             rows.append(seed_row(name, seed, evidence, metrics, config.per_device_train_batch_size))
             parts.append((queries.trajectories_df(store, list(evidence.run_ids.values())), evidence.run_ids))
-            plan = plan or evidence_plan(config, samples=evidence.samples, instructions=INSTRUCTIONS, split=split,
-                                         baselines=False)
+            if plan is None:   # every seed's evidence answers the same tasks, samples and instructions
+                plan = evidence_plan(config, samples=evidence.samples, instructions=INSTRUCTIONS, split=split,
+                                     baselines=False)
         if plan is not None and len(parts) > 1:
             rows.append({"variant": name, "seed": f"pooled ({len(parts)})",
                          **_contrast_cells(pooled_contrasts(parts, plan))})

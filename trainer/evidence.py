@@ -85,6 +85,9 @@ SAVING_TARGET = 0.20
 ACCURACY_GIVEN_UP = 0.03
 #: The two runs of the trained model in the held-out wordings, as `instructions=` names them.
 HELD_OUT_WORDINGS = "held-out-wordings"
+#: The run labels of those two runs (per model), and the P string each is worded from.
+HELD_OUT_ACCURACY_ONLY, HELD_OUT_COST_SAVING = "held-out wording, accuracy-only", "held-out wording, cost-saving"
+HELD_OUT_RUNS = {HELD_OUT_COST_SAVING: COST_SAVING, HELD_OUT_ACCURACY_ONLY: ACCURACY_ONLY}
 #: Columns of `Evidence.checks`.
 CHECK_COLUMNS = ["check", "model", "value", "ci_low", "ci_high", "verdict", "detail"]
 #: The start decoded at these temperatures is a fair baseline (no compute beyond the start's): sampled at
@@ -173,10 +176,8 @@ class Evidence:
     pulls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PULL_COLUMNS))  # the train run's updates
 
     def best_baseline(self, wording: str) -> Any:
-        """The fair baseline whose cost contrast under `wording` is highest (None without baselines): RL's
-        claim is made against it. Picked on the split compared on, which favours the baselines."""
-        rows = self.baselines[(self.baselines.measure == "log cost_usd ratio") & (self.baselines.wording == wording)]
-        return None if rows.empty else rows.loc[rows.contrast.idxmax()]
+        """`best_baseline` of this evidence's baselines under `wording`."""
+        return best_baseline(self.baselines, wording)
 
     def target_lines(self) -> list[str]:
         """Per target: reached or not, said plainly, with the widest half-width and the size it needs."""
@@ -358,10 +359,9 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
             runs[f"{role} | {instruction.label}"] = _evaluate(config, plan, model, role, store, console,
                                                               instruction.preference, instruction.wording)
     if plan.held_out_wordings:
-        for name, preference in (("cost-saving", COST_SAVING), ("accuracy-only", ACCURACY_ONLY)):
+        for label, preference in HELD_OUT_RUNS.items():
             for role, model in (("start", plan.start), ("trained", plan.trained)):
-                runs[f"{role} | held-out wording, {name}"] = _evaluate(config, plan, model, role, store, console,
-                                                                       preference, None)
+                runs[f"{role} | {label}"] = _evaluate(config, plan, model, role, store, console, preference, None)
     for baseline in plan.baselines:
         for label in dict.fromkeys(label for _, _, base, ask, column in contrast_pairs(plan) if column == "cost_usd"
                                    for label in (base, ask)):
@@ -402,7 +402,7 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
                     tasks=len(plan.task_ids), samples=plan.samples, temperature=config.temperature, targets=targets,
                     seconds=time.monotonic() - began, split=plan.split,
                     families=family_table(trajs, calls, runs, dict(zip(plan.task_ids, plan.families, strict=True))),
-                    baselines=against, pulls=training_pulls(config, store))
+                    baselines=against, pulls=training_pulls(plan.trained, store, config.seed))
 
 
 def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path | str, role: str, store: Store,
@@ -439,8 +439,8 @@ def contrast_pairs(plan: EvidencePlan) -> list[tuple[str, str, str, str, str]]:
     if accuracy_only and cost_saving:
         pairs.append(("cost-saving vs accuracy-only", "training wording", accuracy_only, cost_saving, "cost_usd"))
     if plan.held_out_wordings:
-        pairs.append(("cost-saving vs accuracy-only", "held-out wording", "held-out wording, accuracy-only",
-                      "held-out wording, cost-saving", "cost_usd"))
+        pairs.append(("cost-saving vs accuracy-only", "held-out wording", HELD_OUT_ACCURACY_ONLY,
+                      HELD_OUT_COST_SAVING, "cost_usd"))
     if accuracy_only and speed:
         pairs.append(("speed vs accuracy-only", "training wording", accuracy_only, speed, "latency_s"))
     return pairs
@@ -448,9 +448,8 @@ def contrast_pairs(plan: EvidencePlan) -> list[tuple[str, str, str, str, str]]:
 
 def _instruction_of(plan: EvidencePlan, label: str) -> tuple[str, str | None]:
     """The P string and wording a run label of the plan stands for (a training label, or a held-out wording)."""
-    held_out = {"held-out wording, accuracy-only": ACCURACY_ONLY, "held-out wording, cost-saving": COST_SAVING}
-    if label in held_out:
-        return held_out[label], None
+    if label in HELD_OUT_RUNS:
+        return HELD_OUT_RUNS[label], None
     chosen = next(c for c in plan.instructions if c.label == label)
     return chosen.preference, chosen.wording
 
@@ -473,12 +472,19 @@ def baseline_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: Evidence
     return pd.concat(frames, ignore_index=True)[BASELINE_COLUMNS] if frames else pd.DataFrame(columns=BASELINE_COLUMNS)
 
 
+def best_baseline(against: pd.DataFrame, wording: str) -> Any:
+    """The fair baseline (a `BASELINE_COLUMNS` row) whose cost contrast under `wording` is highest, None
+    without one: RL's claim is made against it. Picked on the split compared on, which favours the baselines."""
+    rows = against[(against.measure == "log cost_usd ratio") & (against.wording == wording)]
+    return None if rows.empty else rows.loc[rows.contrast.idxmax()]
+
+
 def baseline_checks(against: pd.DataFrame) -> pd.DataFrame:
-    """RL's claim against the best fair baseline per wording (the one with the highest cost contrast):
-    trained - it, its CI above 0."""
+    """RL's claim against the best fair baseline per wording (`best_baseline`): trained - it, its CI above 0."""
     rows = []
-    for wording, group in against[against.measure == "log cost_usd ratio"].groupby("wording", sort=False):
-        best = group.loc[group.contrast.idxmax()]
+    for wording in dict.fromkeys(against.wording):
+        best = best_baseline(against, wording)
+        group = against[(against.measure == "log cost_usd ratio") & (against.wording == wording)]
         rows.append([f"instruction following above the best fair baseline, {best.pair} ({wording})",
                      f"trained - {best['name']}", best.delta, best.ci_low, best.ci_high,
                      verdict(best.ci_low, best.ci_high, holds_at=1e-12, fails_below=0.0),
@@ -503,13 +509,17 @@ def instruction_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: Evide
     return pd.concat(frames, ignore_index=True)[EVIDENCE_CONTRAST_COLUMNS]
 
 
-def training_pulls(config: OrchestraGRPOConfig, store: Store) -> pd.DataFrame:
-    """Which way the config's training run pushed cost and outcome under each kind of instruction
-    (`lab.report.metrics.pull`), read from its logged rollouts; empty when that run is not in `store`."""
-    from trainer.train import train_run_id
+def training_pulls(trained: Path, store: Store, seed: int = 0) -> pd.DataFrame:
+    """Which way the run that made the `trained` model pushed cost and outcome under each kind of
+    instruction (`lab.report.metrics.pull`), from its logged rollouts. The run is the one the model's own
+    fingerprint names (`trainer.fingerprint`), not the one today's config would hash to, so a config that
+    gained fields since still finds it; empty when the model has no fingerprint or the run is elsewhere."""
+    from trainer.fingerprint import read_fingerprint
 
-    trajs = queries.trajectories_df(store, [train_run_id(config)])
-    return update_pull(trajs, seed=config.seed) if not trajs.empty else pd.DataFrame(columns=PULL_COLUMNS)
+    recorded = read_fingerprint(trained) or {}
+    run_id = recorded.get("inputs", {}).get("train_run")
+    trajs = queries.trajectories_df(store, [run_id]) if run_id else pd.DataFrame()
+    return update_pull(trajs, seed=seed) if not trajs.empty else pd.DataFrame(columns=PULL_COLUMNS)
 
 
 def family_table(trajs: pd.DataFrame, calls: pd.DataFrame, runs: dict[str, str],
@@ -600,10 +610,8 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
         pairs += [(f"trained | {cost_saving}", f"trained | {accuracy_only}", "trained", "training wording"),
                   (f"start | {cost_saving}", f"start | {accuracy_only}", "start", "training wording")]
     if plan.held_out_wordings:
-        pairs += [("trained | held-out wording, cost-saving", "trained | held-out wording, accuracy-only",
-                   "trained", "held-out wording"),
-                  ("start | held-out wording, cost-saving", "start | held-out wording, accuracy-only",
-                   "start", "held-out wording")]
+        pairs += [(f"{model} | {HELD_OUT_COST_SAVING}", f"{model} | {HELD_OUT_ACCURACY_ONLY}", model,
+                   "held-out wording") for model in ("trained", "start")]
     for run, baseline, model, wording in pairs:
         s = paired_saving(trajs, runs[run], runs[baseline], seed=seed)
         rows.append([f"saving, cost-saving vs accuracy-only ({wording})", model, s["saving"], s["ci_low"],

@@ -10,6 +10,7 @@ on a private database, and is graded by tau2's criteria."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from lab.store import Store, queries
 from lab.synth.dataset import write_dataset
 from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
+from trainer.evidence import training_pulls
 from trainer.grpo import OrchestraGRPOTrainer
 from trainer.metrics import metric_doc
 from trainer.train import run_training
@@ -501,3 +503,13 @@ def test_the_released_trainers_round_behaviours_train(tmp_path):
     toolkit = json.loads(queries.runs_df(store).set_index("run_id").loc[summary.run_id].toolkit_json)
     (search,) = [t for t in toolkit["tools"] if t["name"] == "search"]
     assert search["backend"]["retriever"]["top_k"] == 30
+
+
+def test_the_evidence_finds_the_run_that_made_the_model_by_its_fingerprint(trained, tmp_path):
+    """`orchestra train evidence` reads which way training pushed from the run the trained folder names, so
+    the pulls cover every scored group of that run, and a folder without a fingerprint has none."""
+    _, store, summary = trained
+    pulls = training_pulls(Path(summary.model_dir), store)
+    scored = queries.trajectories_df(store, [summary.run_id]).dropna(subset=["advantage"])
+    assert pulls.groups.sum() == scored.groupby(["train_step", "group_id"]).ngroups > 0
+    assert training_pulls(tmp_path, store).empty
