@@ -36,6 +36,7 @@ import dataclasses
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -56,7 +57,7 @@ from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
 from trainer.examples import Example
 from trainer.grpo import OrchestraGRPOTrainer
-from trainer.probe import CallProbe, ProbeCallback, call_text, first_round_prompt, parse_call
+from trainer.probe import CallProbe, ProbeCallback, call_text, continuation_logps, first_round_prompt, parse_call
 from trainer.scoring import GroupScores, RowFeatures
 
 #: Defaults of the `learning_check` keys a config may leave out.
@@ -187,6 +188,10 @@ def check_spec(config: OrchestraGRPOConfig) -> CheckSpec:
         raise LabInputError(f"learning_check.threshold: {spec.threshold} must be in (0, 1]")
     if spec.tasks < 1:
         raise LabInputError(f"learning_check.tasks: {spec.tasks} must be at least 1")
+    groups = config.generation_batch_size // config.num_generations
+    if config.paired_instructions and groups % len(spec.conditions):
+        raise LabInputError(f"paired_instructions: a step's {groups} groups must hold each check task under all "
+                            f"{len(spec.conditions)} instructions (a multiple of {len(spec.conditions)})")
     if config.protocol != "rounds":
         raise LabInputError("learning_check: reads the first round's call, so the config needs protocol: rounds")
     return spec
@@ -278,38 +283,38 @@ async def gather_all(jobs: list[Any]) -> list[Any]:
     return list(await asyncio.gather(*jobs))
 
 
-def fit_format_start(model: Any, probes: list[CallProbe], spec: CheckSpec, seed: int) -> None:
+def fit_format_start(model: Any, probes: list[CallProbe], spec: CheckSpec, seed: int,
+                     report: Callable[[str], None] | None = None) -> None:
     """Fit `model` in place to write every candidate after every probe prompt (of every condition) equally
     often: the format of the calls, and no preference between them, under any instruction (cross-entropy
-    on the call tokens only; its optimum gives each candidate 1/k). Stops once, under every condition, the
-    candidates hold at least 97% of the mass, split within a factor 1.25 of uniform."""
+    on the call tokens only, each prompt forwarded once for all candidates: `continuation_logps`; its
+    optimum gives each candidate 1/k). Stops once, under every condition, the
+    candidates hold at least 97% of the mass, split within a factor 1.25 of uniform. `report` is told the
+    step and the last reading (a 30-layer model takes minutes here)."""
     import torch
 
     torch.manual_seed(seed)
     rng = random.Random(seed)
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=spec.fit_learning_rate)
     k = len(probes[0].calls)
-    device = next(model.parameters()).device
     prompts = [prompt for probe in probes for prompt in probe.prompts]
+    calls = list(probes[0].calls.values())
+    tokens = sum(len(c) for c in calls)
+    reading = "not read yet"
     for step in range(1, spec.fit_steps + 1):
+        if report:
+            report(f"step {step} of at most {spec.fit_steps}; candidates' mass per instruction: {reading}")
         model.train()
         # every candidate after the same prompts: each step's gradient favours none of them
-        batch = [(prompt, ids) for prompt in rng.sample(prompts, min(4, len(prompts)))
-                 for ids in probes[0].calls.values()]
-        width = max(len(p) + len(c) for p, c in batch)
-        ids = torch.zeros((len(batch), width), dtype=torch.long)
-        labels = torch.full((len(batch), width), -100, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, (prompt, completion) in enumerate(batch):
-            ids[i, : len(prompt) + len(completion)] = torch.tensor(prompt + completion)
-            labels[i, len(prompt): len(prompt) + len(completion)] = torch.tensor(completion)
-            mask[i, : len(prompt) + len(completion)] = 1
-        loss = model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device)).loss
+        chosen = rng.sample(prompts, min(4, len(prompts)))
+        logps = torch.cat([continuation_logps(model, prompt, calls) for prompt in chosen])
+        loss = -logps.sum() / (tokens * len(logps) / len(calls))   # the mean token cross-entropy of the calls
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        if step % 20 == 0:
+        if step % 10 == 0:
             shares = [probe.probabilities(model) for probe in probes]
+            reading = ", ".join(f"{sum(s.values()):.2f}" for s in shares)
             if all(sum(s.values()) >= 0.97 and all(1 / (1.25 * k) <= p <= 1.25 / k for p in s.values())
                    for s in shares):
                 model.eval()
@@ -337,7 +342,7 @@ def condition_probes(spec: CheckSpec, environment: TrainingEnvironment, tokenize
 
 def run_check(config: OrchestraGRPOConfig, store: Store, console: Console, control: bool = True) -> CheckResult:
     """The learning check (module docstring); `control`: also run the spec's controls from the same start."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
 
     from trainer.models import resolve_model
 
@@ -345,6 +350,7 @@ def run_check(config: OrchestraGRPOConfig, store: Store, console: Console, contr
     environment = TrainingEnvironment(config)
     source = resolve_model(config.model, config.tiny_model, config.seed)
     model = AutoModelForCausalLM.from_pretrained(source)
+    set_seed(config.seed)   # the adapters' random initialisation: the same start on every run of the config
     model = with_lora(model, config)   # a LoRA naming no module of the model stops here, before any rollout
     task_ids, rewards = choose_tasks(spec, config, environment)
     for condition, reward in zip(spec.conditions, rewards):
@@ -352,13 +358,16 @@ def run_check(config: OrchestraGRPOConfig, store: Store, console: Console, contr
                       f"'{condition.instruction}': " + ", ".join(f"{c} {r:.2f}" for c, r in reward.items()))
     tokenizer = AutoTokenizer.from_pretrained(source)
     probes = condition_probes(spec, environment, tokenizer, task_ids, config.temperature)
-    fit_format_start(model, list(probes.values()), spec, config.seed)
+    with console.status("learning check: fitting the format-only start") as status:
+        fit_format_start(model, list(probes.values()), spec, config.seed,
+                         report=lambda line: status.update(f"learning check: fitting the format-only start, {line}"))
     start = [probe.probabilities(model) for probe in probes.values()]
     for condition, shares in zip(spec.conditions, start):
         console.print(f"learning check: format-only start under '{condition.instruction}', P(call) "
                       + ", ".join(f"{c} {p:.2f}" for c, p in shares.items()))
     start_state = copy.deepcopy(model.state_dict())
-    examples = [e for index in range(len(spec.conditions)) for e in check_examples(spec, environment, task_ids, index)]
+    per_condition = [check_examples(spec, environment, task_ids, index) for index in range(len(spec.conditions))]
+    examples = [e for task in zip(*per_condition) for e in task]   # a task's conditions together (paired_instructions)
     learning = _grpo(config, store, console, environment, examples, model, tokenizer, probes, "learning")
     controls = []
     for name in spec.controls if control else ():

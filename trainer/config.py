@@ -228,6 +228,13 @@ class OrchestraGRPOConfig(GRPOConfig):
             only when `turn_format`). The lab's own lever, not the released `stop_properly_penalty`: that one
             scales the reward of a generation cut off by length (`finish_reason != 'stop'`) by its
             `penalty_coef`, and its setter is commented out in the released `ray_trainer.py`, so it is off.
+        paired_instructions (`bool`, defaults to `False`):
+            A recipe change, not a reward change: a task's examples cycle through the training instructions
+            and each step takes whole tasks, so every step's groups hold the same task under each instruction.
+            The part of the update that does not depend on the instruction (a shared pull toward one call, or
+            toward spending) then cancels within the step, and what is left is the difference the instruction
+            makes: what a policy that must read the instruction learns from (docs/training.md). Groups per
+            step must be a multiple of `examples_per_task`.
         shared_prompt_forward (`bool`, defaults to `True`):
             In the update, forward each distinct prompt of a micro-batch once and every completion on its
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
@@ -330,6 +337,9 @@ class OrchestraGRPOConfig(GRPOConfig):
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop, as "
                                                     "released; the lab's lever)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
+    paired_instructions: bool = field(default=False,
+                                      metadata={"help": "Each step takes whole tasks, each under every training "
+                                                        "instruction (a recipe change)."})
     shared_prompt_forward: bool = field(default=True,
                                         metadata={"help": "Forward each distinct prompt once in the update."})
     db: str | None = field(default=None, metadata={"help": "Store file."})
@@ -451,6 +461,10 @@ class OrchestraGRPOConfig(GRPOConfig):
         problems.extend(_unknown_training_instructions(self.training_instructions))
         if self.std_threshold < 0:
             problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
+        groups = self.generation_batch_size // self.num_generations if self.num_generations else 0
+        if self.paired_instructions and groups % self.examples_per_task:
+            problems.append(f"paired_instructions: a step's {groups} groups must hold whole tasks, a multiple of "
+                            f"examples_per_task ({self.examples_per_task})")
         base = self.benchmark.partition(":")[0]
         if base not in ("world", "toolscale"):
             problems.append(f"benchmark {self.benchmark!r}: training runs on `world[:family]`, `toolscale` or "

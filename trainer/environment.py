@@ -59,7 +59,8 @@ class TrainingEnvironment:
         pricings = training_providers(config.toolkit, self.toolkit_for, list(config.pricing_providers),
                                       config.held_out_pricing)
         return draw_examples(list(self.tasks.values()), self.toolkit, pricings, per_task or config.examples_per_task,
-                             config.tool_subset_min, config.seed, list(config.training_instructions))
+                             config.tool_subset_min, config.seed, list(config.training_instructions),
+                             cycle=config.paired_instructions)
 
     def tools_for(self, example: Example) -> dict[str, Tool]:
         """The example's tools (its subset at its prices) plus the task's own (a domain's functions)."""

@@ -77,9 +77,12 @@ def training_pairs(tools: list[str], models: dict[str, str | None], instructions
 
 
 def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_task: int,
-                  subset_min: float, seed: int, instructions: list[str] | None = None) -> list[Example]:
+                  subset_min: float, seed: int, instructions: list[str] | None = None,
+                  cycle: bool = False) -> list[Example]:
     """`per_task` randomised examples per task, in task order, each with a training pair drawn from those
-    whose wording is in `instructions` (all of them when empty or None) and whose tools the example has."""
+    whose wording is in `instructions` (all of them when empty or None) and whose tools the example has;
+    `cycle` (paired instructions): draw k of a task takes the applicable pairs in turn, so a task's
+    examples hold each instruction."""
     features = toolkit.feature_names
     models = toolkit.feature_models()
     examples = []
@@ -92,7 +95,7 @@ def draw_examples(tasks: list[Task], toolkit: Toolkit, pricings: list[str], per_
             if not pairs:
                 raise LabInputError(f"no training preference pair {'of training_instructions ' if instructions else ''}"
                                     f"applies to tools {kept}")
-            pair = rng.choice(pairs)
+            pair = pairs[draw % len(pairs)] if cycle else rng.choice(pairs)
             bound = pair.bind(kept, models).as_dict()
             preference = tuple((name, float(bound.get(name, 0.0))) for name in [*features, "outcome",
                                                                                 "compute", "latency"])

@@ -48,6 +48,7 @@ from trainer.metrics import rollout_metrics
 from trainer.rounds import round_batch, round_rows
 from trainer.scoring import GroupScores, RowFeatures, score_rows
 from trainer.shared_prompt import shared_prompt_logps
+from trainer.task_sampler import TaskBlockSampler
 
 
 class OrchestraGRPOTrainer(GRPOTrainer):
@@ -77,6 +78,16 @@ class OrchestraGRPOTrainer(GRPOTrainer):
                          peft_config=peft_config)
 
     # -- 1. generation -------------------------------------------------------------------------------
+
+    def _get_train_sampler(self, dataset: Any = None) -> Any:
+        """TRL's sampler, or with `paired_instructions` one that draws whole tasks (`trainer.task_sampler`)."""
+        if not self.args.paired_instructions:
+            return super()._get_train_sampler(dataset)
+        dataset = self.train_dataset if dataset is None else dataset
+        return TaskBlockSampler(list(dataset["task_id"]), mini_repeat_count=self.num_generations,
+                                batch_size=self.args.generation_batch_size // self.num_generations,
+                                repeat_count=self.num_iterations * self.args.steps_per_generation,
+                                seed=self.args.seed)
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self._rows = [Example.from_row(x) for x in inputs]

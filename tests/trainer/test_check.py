@@ -95,6 +95,17 @@ def test_a_check_that_cannot_make_its_problem_is_refused_in_one_line(tmp_path, c
     assert problem in str(info.value) and "\n" not in str(info.value)
 
 
+def test_paired_instructions_refuse_a_step_that_cannot_hold_each_task_under_every_instruction(tmp_path):
+    raw = yaml.safe_load(open("configs/train/check-conditional.yaml"))
+    raw.update(output_dir=str(tmp_path / "out"), per_device_train_batch_size=24, examples_per_task=3)  # 3 groups
+    path = tmp_path / "paired.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(LabInputError) as info:
+        check_spec(OrchestraGRPOConfig.from_yaml(path))
+    expected = "paired_instructions: a step's 3 groups must hold each check task under all 2 instructions"
+    assert expected in str(info.value)
+
+
 def test_the_cli_refuses_a_best_call_outside_the_toolkit_with_exit_2_and_creates_nothing(tmp_path):
     path = write(tmp_path, **{"learning_check.calls": ["answer:answer-1", "answer:answer-7"],
                               "learning_check.best": "answer:answer-7"})

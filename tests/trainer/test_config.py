@@ -42,6 +42,8 @@ def write(tmp_path, text):
     ("advantage_estimator: ppo\n", "advantage_estimator 'ppo': expected one of 'grpo', 'rft'"),
     ("reward_scale: fixed\nreward_cost_ref_usd: 0\n", "reward_cost_ref_usd and reward_latency_ref_s must be > 0"),
     ("format_penalty: 1.0\n", "applies under protocol: rounds"),
+    ("paired_instructions: true\nnum_generations: 8\nper_device_train_batch_size: 48\nexamples_per_task: 4\n",
+     "paired_instructions: a step's 6 groups must hold whole tasks, a multiple of examples_per_task (4)"),
     ("format_penalty: lots\n", "field 'format_penalty': got 'lots' (str), expected float"),
     ("learning_check: {best: [answer]}\n", "field 'learning_check.best'"),
     ("train_split: test\n", "train_split 'test': that split is held out from training"),

@@ -513,3 +513,20 @@ def test_the_evidence_finds_the_run_that_made_the_model_by_its_fingerprint(train
     scored = queries.trajectories_df(store, [summary.run_id]).dropna(subset=["advantage"])
     assert pulls.groups.sum() == scored.groupby(["train_step", "group_id"]).ngroups > 0
     assert training_pulls(tmp_path, store).empty
+
+
+def test_paired_instructions_train_each_step_on_whole_tasks_under_both_instructions(tmp_path):
+    """`paired_instructions`: every step's groups are tasks under each training instruction, every example of
+    a task in the same step (what the sampler promises, read from the rollouts the run logged)."""
+    store = Store(tmp_path / "store.duckdb")
+    two = ["Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can."]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OrchestraGRPOTrainer, "rollout_policy", scripted(SCRIPTS))
+        summary = run_training(config(tmp_path, paired_instructions=True, training_instructions=two, max_steps=3,
+                                      per_device_train_batch_size=8, save_steps=3, lab_eval_limit=1),
+                               store, Console(quiet=True))
+    rollouts = queries.trajectories_df(store, [summary.run_id])
+    assert sorted(rollouts.train_step.unique()) == [1, 2, 3]
+    for _, step in rollouts.groupby("train_step"):
+        assert step.task_id.nunique() == 1   # 2 groups of 4: one task, both of its examples
+        assert step.preference_json.nunique() == 2   # under both instructions

@@ -32,10 +32,15 @@ def test_a_call_parses_to_its_tool_and_slot_and_renders_as_a_policy_writes_it():
 
 def test_each_probability_is_the_exponent_of_the_calls_summed_token_log_probabilities(tiny):
     _, tokenizer, model = tiny
+    window = model.config.sliding_window
+    # one prompt past the sliding window: its cached keys must be masked to the window as a full forward masks them
     prompts = [tokenizer("Problem: one", add_special_tokens=False).input_ids,
-               tokenizer("Problem: a longer second question", add_special_tokens=False).input_ids]
-    probe = CallProbe.build(tokenizer, prompts, ["answer:answer-1", "answer:answer-3"], "answer:answer-3")
-    probe.batch_size = 3  # padded batches that split one prompt's candidates: padding must not change a value
+               tokenizer("Problem: a longer second question " * 80, add_special_tokens=False).input_ids]
+    assert window and len(prompts[1]) > window
+    # candidates of different lengths: the shorter one's padding must not change a value
+    probe = CallProbe.build(tokenizer, prompts, ["answer:answer-1", "search:search-2", "code_interpreter"],
+                            "answer:answer-1")
+    assert len({len(ids) for ids in probe.calls.values()}) > 1
     expected = {}
     with torch.no_grad():
         for name, completion in probe.calls.items():
@@ -47,7 +52,7 @@ def test_each_probability_is_the_exponent_of_the_calls_summed_token_log_probabil
             expected[name] = float(torch.tensor(values).exp().mean())
     got = probe.probabilities(model)
     assert got == pytest.approx(expected, rel=1e-4, abs=1e-12)
-    assert probe.best_probability(model) == got["answer:answer-3"] and sum(got.values()) <= 1
+    assert probe.best_probability(model) == got["answer:answer-1"] and sum(got.values()) <= 1
 
 
 def test_the_probe_prompt_is_the_first_round_prompt_a_rollout_shows_the_policy(tiny):
