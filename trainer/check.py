@@ -490,3 +490,20 @@ def print_check(result: CheckResult, console: Console) -> None:
             table.add_row(run.label if run.label == "learning" else f"control: {run.label}", f"{curve[0][1]:.3f}",
                           f"{curve[-1][1]:.3f}", str(curve[-1][0]), "yes" if curve[-1][1] >= spec.threshold else "no")
         console.print(table)
+    if spec.conditional and len({c.best for c in spec.conditions}) == len(spec.conditions):
+        table = Table(title="Does it read the instruction? Each instruction's P(its best call), summed, minus "
+                            f"{len(spec.conditions) - 1} (0: the same choice whatever the instruction)")
+        for column in ("run", "step 0", "last step"):
+            table.add_column(column)
+        for run in runs:
+            table.add_row(run.label if run.label == "learning" else f"control: {run.label}",
+                          f"{instruction_reading(run, 0):+.3f}", f"{instruction_reading(run, -1):+.3f}")
+        console.print(table)
+
+
+def instruction_reading(run: CheckRun, at: int) -> float:
+    """Each condition's probability of its own best call, summed, minus (conditions - 1), at reading `at`.
+    With a different best call per condition and the mass on the candidates, a policy that makes the same
+    choice under every instruction scores about 0 (its probes add to the candidates' mass) whatever it
+    prefers, and one that makes each instruction's best call scores 1: how far GRPO taught it to read."""
+    return sum(curve[at][1] for curve in run.curves.values()) - (len(run.curves) - 1)

@@ -171,3 +171,26 @@ def test_each_control_breaks_exactly_its_link_between_reward_and_update(batch):
                 assert "answer-3" in row.tool_counts
     else:
         assert [r.preference for r in swapped] == [r.preference for r in rows]   # one P: nothing to swap with
+
+
+def test_the_reading_of_the_instruction_is_0_for_one_choice_everywhere_and_1_for_each_instructions_best(tmp_path):
+    """Two conditions with opposite best calls: a policy that writes the GPT-5 slot 70% of the time whatever
+    it reads scores 0, one that writes each instruction's best call scores near 1; the command prints it."""
+    from rich.console import Console
+
+    from trainer.check import CheckResult, CheckRun, instruction_reading, print_check
+
+    blind = CheckRun(label="learning", run_id="r", curves={0: [(0, 0.5), (9, 0.3)], 1: [(0, 0.5), (9, 0.7)]})
+    reads = CheckRun(label="sign-flip", run_id="c", curves={0: [(0, 0.5), (9, 0.9)], 1: [(0, 0.5), (9, 0.95)]})
+    assert instruction_reading(blind, -1) == pytest.approx(0.0)
+    assert instruction_reading(reads, -1) == pytest.approx(0.85)
+    raw = yaml.safe_load(open("configs/train/check-conditional.yaml"))
+    raw.update(output_dir=str(tmp_path / "out"))
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    spec = check_spec(OrchestraGRPOConfig.from_yaml(path))
+    console = Console(record=True, width=200)
+    print_check(CheckResult(spec=spec, task_ids=["t"], candidate_rewards=[], start=[], learning=blind,
+                            controls=[reads]), console)
+    text = console.export_text()
+    assert "Does it read the instruction?" in text and "+0.000" in text and "+0.850" in text
