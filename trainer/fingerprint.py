@@ -55,11 +55,12 @@ TRAINED_SOURCES: tuple[str, ...] = ("trainer/*.py", "lab/rollout/*.py", "lab/rew
 #: The config fields that change the warm start. `examples_per_task` is GRPO's: the warm start draws
 #: `warm_start.examples_per_task` examples per task instead (the same draws, `TrainingEnvironment.examples`).
 #: `bf16` changes the SFT's arithmetic; `use_cpu` and `gradient_checkpointing` only where it runs and how fast.
+#: `paired_instructions` changes which instruction each draw takes (`draw_examples(cycle=...)`).
 WARM_START_FIELDS: tuple[str, ...] = (
     "model", "tiny_model", "benchmark", "families", "toolkit", "train_split", "task_limit", "protocol",
     "context_tokens", "max_turns", "observation_chars", "seed", "tool_subset_min", "pricing_providers",
     "held_out_pricing", "training_instructions", "bf16", "expert_protocol", "calls_per_round", "document_order",
-    "retrieval_top_k", "document_chars", "document_suffix",
+    "retrieval_top_k", "document_chars", "document_suffix", "paired_instructions",
 )
 
 FINGERPRINT_FILE = "fingerprint.json"

@@ -84,6 +84,15 @@ def test_a_changed_config_field_outside_warm_start_is_named(tmp_path):
                                                           f"{before.max_turns} -> 7)")
 
 
+def test_pairing_the_instructions_rebuilds_the_warm_start_it_draws_from(tmp_path):
+    """`paired_instructions` changes which instruction each of a task's draws takes, so the SFT's examples."""
+    before, after = config(tmp_path), config(tmp_path)
+    after.paired_instructions = True
+    folder = saved_model(tmp_path / "warm-start", warm(before))
+    assert reuse_decision(folder, warm(after)) == (False, "was made by another config (paired_instructions "
+                                                          "false -> true)")
+
+
 def test_a_grpo_only_field_does_not_rebuild_the_warm_start(tmp_path):
     before, after = config(tmp_path), config(tmp_path)
     after.examples_per_task, after.learning_rate = 9, 0.5  # GRPO's draws and step size, not the SFT's
