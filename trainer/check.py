@@ -188,7 +188,7 @@ def check_spec(config: OrchestraGRPOConfig) -> CheckSpec:
         raise LabInputError(f"learning_check.threshold: {spec.threshold} must be in (0, 1]")
     if spec.tasks < 1:
         raise LabInputError(f"learning_check.tasks: {spec.tasks} must be at least 1")
-    groups = config.generation_batch_size // config.num_generations
+    groups = config.groups_per_generation
     if config.paired_instructions and groups % len(spec.conditions):
         raise LabInputError(f"paired_instructions: a step's {groups} groups must hold each check task under all "
                             f"{len(spec.conditions)} instructions (a multiple of {len(spec.conditions)})")
@@ -308,7 +308,7 @@ def fit_format_start(model: Any, probes: list[CallProbe], spec: CheckSpec, seed:
         # every candidate after the same prompts: each step's gradient favours none of them
         chosen = rng.sample(prompts, min(4, len(prompts)))
         logps = torch.cat([continuation_logps(model, prompt, calls) for prompt in chosen])
-        loss = -logps.sum() / (tokens * len(logps) / len(calls))   # the mean token cross-entropy of the calls
+        loss = -logps.sum() / (tokens * len(chosen))   # the mean token cross-entropy of the calls
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -366,8 +366,7 @@ def run_check(config: OrchestraGRPOConfig, store: Store, console: Console, contr
         console.print(f"learning check: format-only start under '{condition.instruction}', P(call) "
                       + ", ".join(f"{c} {p:.2f}" for c, p in shares.items()))
     start_state = copy.deepcopy(model.state_dict())
-    per_condition = [check_examples(spec, environment, task_ids, index) for index in range(len(spec.conditions))]
-    examples = [e for task in zip(*per_condition) for e in task]   # a task's conditions together (paired_instructions)
+    examples = [e for index in range(len(spec.conditions)) for e in check_examples(spec, environment, task_ids, index)]
     learning = _grpo(config, store, console, environment, examples, model, tokenizer, probes, "learning")
     controls = []
     for name in spec.controls if control else ():
@@ -491,8 +490,8 @@ def print_check(result: CheckResult, console: Console) -> None:
                           f"{curve[-1][1]:.3f}", str(curve[-1][0]), "yes" if curve[-1][1] >= spec.threshold else "no")
         console.print(table)
     if spec.conditional and len({c.best for c in spec.conditions}) == len(spec.conditions):
-        table = Table(title="Does it read the instruction? Each instruction's P(its best call), summed, minus "
-                            f"{len(spec.conditions) - 1} (0: the same choice whatever the instruction)")
+        table = Table(title="Does it read the instruction? (0: the same choice whatever the instruction; 1: each "
+                            "instruction's best call)")
         for column in ("run", "step 0", "last step"):
             table.add_column(column)
         for run in runs:
@@ -502,8 +501,8 @@ def print_check(result: CheckResult, console: Console) -> None:
 
 
 def instruction_reading(run: CheckRun, at: int) -> float:
-    """Each condition's probability of its own best call, summed, minus (conditions - 1), at reading `at`.
-    With a different best call per condition and the mass on the candidates, a policy that makes the same
-    choice under every instruction scores about 0 (its probes add to the candidates' mass) whatever it
-    prefers, and one that makes each instruction's best call scores 1: how far GRPO taught it to read."""
-    return sum(curve[at][1] for curve in run.curves.values()) - (len(run.curves) - 1)
+    """(Each condition's probability of its own best call, summed, - 1) / (conditions - 1), at reading `at`.
+    With a different best call per condition, a policy that makes the same choice under every instruction
+    puts at most its whole mass (about 1) on those calls together, whatever it prefers, so it scores about
+    0 or less; one that makes each instruction's best call scores 1: how far GRPO taught it to read."""
+    return (sum(curve[at][1] for curve in run.curves.values()) - 1) / (len(run.curves) - 1)

@@ -235,6 +235,11 @@ class OrchestraGRPOConfig(GRPOConfig):
             toward spending) then cancels within the step, and what is left is the difference the instruction
             makes: what a policy that must read the instruction learns from (docs/training.md). Groups per
             step must be a multiple of `examples_per_task`.
+        gradient_checkpointing (`bool`, defaults to `False`; TRL's default is `True`):
+            Recompute activations in the backward pass to save memory. Off by default here: under it the
+            shared-prompt forward turns itself off and every step pays the recomputation (a SmolLM2 check
+            step took 100-110 s with it, about 33 s without), so the configs that need the memory
+            (`cpu-smollm2.yaml`, `h100-qwen3-8b.yaml`) set it.
         shared_prompt_forward (`bool`, defaults to `True`):
             In the update, forward each distinct prompt of a micro-batch once and every completion on its
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies
@@ -337,6 +342,9 @@ class OrchestraGRPOConfig(GRPOConfig):
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop, as "
                                                     "released; the lab's lever)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
+    gradient_checkpointing: bool = field(
+        default=False, metadata={"help": "Recompute activations in the backward pass (TRL defaults to true): it turns "
+                                         "the shared-prompt forward off, so the lab sets it where memory needs it."})
     paired_instructions: bool = field(default=False,
                                       metadata={"help": "Each step takes whole tasks, each under every training "
                                                         "instruction (a recipe change)."})
@@ -461,10 +469,9 @@ class OrchestraGRPOConfig(GRPOConfig):
         problems.extend(_unknown_training_instructions(self.training_instructions))
         if self.std_threshold < 0:
             problems.append(f"std_threshold {self.std_threshold}: must be >= 0")
-        groups = self.generation_batch_size // self.num_generations if self.num_generations else 0
-        if self.paired_instructions and groups % self.examples_per_task:
-            problems.append(f"paired_instructions: a step's {groups} groups must hold whole tasks, a multiple of "
-                            f"examples_per_task ({self.examples_per_task})")
+        if self.paired_instructions and self.num_generations and self.groups_per_generation % self.examples_per_task:
+            problems.append(f"paired_instructions: a step's {self.groups_per_generation} groups must hold whole "
+                            f"tasks, a multiple of examples_per_task ({self.examples_per_task})")
         base = self.benchmark.partition(":")[0]
         if base not in ("world", "toolscale"):
             problems.append(f"benchmark {self.benchmark!r}: training runs on `world[:family]`, `toolscale` or "
@@ -487,6 +494,11 @@ class OrchestraGRPOConfig(GRPOConfig):
         check_options("lora", dict(self.lora or {}), LORA_OPTIONS)
         if self.lora is not None and "target_modules" not in self.lora:
             raise LabInputError("lora.target_modules: name the modules to adapt (e.g. [q_proj, v_proj])")
+
+    @property
+    def groups_per_generation(self) -> int:
+        """GRPO groups in one generation batch (every rank's rows): what a step's sampler draws at once."""
+        return self.generation_batch_size // self.num_generations
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> OrchestraGRPOConfig:

@@ -85,7 +85,7 @@ class OrchestraGRPOTrainer(GRPOTrainer):
             return super()._get_train_sampler(dataset)
         dataset = self.train_dataset if dataset is None else dataset
         return TaskBlockSampler(list(dataset["task_id"]), mini_repeat_count=self.num_generations,
-                                batch_size=self.args.generation_batch_size // self.num_generations,
+                                batch_size=self.args.groups_per_generation,
                                 repeat_count=self.num_iterations * self.args.steps_per_generation,
                                 seed=self.args.seed)
 

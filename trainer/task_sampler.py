@@ -3,8 +3,8 @@
 TRL's `RepeatSampler` permutes the examples one by one, so a step's groups are unrelated examples: one task
 under "keep the bill low", another under "money is no object". Whatever a policy that ignores the
 instruction would gain from a step (one call made likelier everywhere) then moves the policy as much as
-what the instruction asks. This sampler permutes whole *tasks* (runs of consecutive examples with one
-`task_id`) and keeps each task's examples together, so a step holds the same task under every
+what the instruction asks. This sampler permutes whole *tasks* (all examples with one `task_id`,
+wherever the dataset holds them) and keeps each task's examples together, so a step holds the same task under every
 instruction and the instruction-independent part of its update cancels within the step.
 """
 
@@ -17,14 +17,11 @@ from trl.trainer.utils import RepeatSampler
 
 
 def task_blocks(task_ids: list[str]) -> list[list[int]]:
-    """Runs of consecutive indices that share a task id: [[0, 1], [2, 3], ...]."""
-    blocks: list[list[int]] = []
+    """The dataset's indices per task, tasks in order of first appearance: ["a", "b", "a"] -> [[0, 2], [1]]."""
+    blocks: dict[str, list[int]] = {}
     for index, task_id in enumerate(task_ids):
-        if blocks and task_ids[blocks[-1][0]] == task_id:
-            blocks[-1].append(index)
-        else:
-            blocks.append([index])
-    return blocks
+        blocks.setdefault(task_id, []).append(index)
+    return list(blocks.values())
 
 
 class TaskBlockSampler(RepeatSampler):

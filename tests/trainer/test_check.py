@@ -184,6 +184,11 @@ def test_the_reading_of_the_instruction_is_0_for_one_choice_everywhere_and_1_for
     reads = CheckRun(label="sign-flip", run_id="c", curves={0: [(0, 0.5), (9, 0.9)], 1: [(0, 0.5), (9, 0.95)]})
     assert instruction_reading(blind, -1) == pytest.approx(0.0)
     assert instruction_reading(reads, -1) == pytest.approx(0.85)
+    # three instructions, three best calls: one choice everywhere (0.5, 0.3, 0.2 of the mass) still reads 0
+    three = {i: [(0, 0.3), (9, p)] for i, p in enumerate((0.5, 0.3, 0.2))}
+    assert instruction_reading(CheckRun(label="learning", run_id="t", curves=three), -1) == pytest.approx(0.0)
+    each = {i: [(0, 0.3), (9, 1.0)] for i in range(3)}
+    assert instruction_reading(CheckRun(label="learning", run_id="t", curves=each), -1) == pytest.approx(1.0)
     raw = yaml.safe_load(open("configs/train/check-conditional.yaml"))
     raw.update(output_dir=str(tmp_path / "out"))
     path = tmp_path / "c.yaml"

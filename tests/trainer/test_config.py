@@ -200,3 +200,10 @@ def test_the_ablation_refuses_an_empty_seed_list_in_one_line_before_anything_is_
     assert result.returncode == 2
     assert result.stderr.strip() == "error: --seeds ' , ': name at least one seed (e.g. 0,1,2)"
     assert not (tmp_path / "a").exists()
+
+
+def test_a_config_that_says_nothing_of_checkpointing_keeps_the_shared_prompt_forward(tmp_path):
+    """TRL defaults activation checkpointing on, which turns the shared-prompt forward off and recomputes every
+    step; the lab's configs get it only where they ask (cpu-smollm2 does, for memory)."""
+    assert not OrchestraGRPOConfig.from_yaml(write(tmp_path, f"output_dir: {tmp_path}/out\n")).gradient_checkpointing
+    assert OrchestraGRPOConfig.from_yaml("configs/train/cpu-smollm2.yaml").activation_checkpointing

@@ -20,10 +20,12 @@ class Task:
 
 
 @given(tasks=st.integers(1, 12), per_task=st.integers(1, 4), tasks_per_step=st.integers(1, 3),
-       generations=st.integers(2, 4), repeats=st.integers(1, 2), seed=st.integers(0, 50))
+       generations=st.integers(2, 4), repeats=st.integers(1, 2), seed=st.integers(0, 50), interleaved=st.booleans())
 def test_each_generation_batch_is_whole_tasks_each_example_a_group(tasks, per_task, tasks_per_step, generations,
-                                                                   repeats, seed):
-    task_ids = [f"t{t}" for t in range(tasks) for _ in range(per_task)]
+                                                                   repeats, seed, interleaved):
+    # a task's examples side by side (training's draws) or spread through the dataset (one condition after another)
+    task_ids = ([f"t{t}" for _ in range(per_task) for t in range(tasks)] if interleaved
+                else [f"t{t}" for t in range(tasks) for _ in range(per_task)])
     batch = tasks_per_step * per_task   # groups per generation batch
     sampler = TaskBlockSampler(task_ids, mini_repeat_count=generations, batch_size=batch, repeat_count=repeats,
                                seed=seed)
@@ -48,7 +50,7 @@ def test_tasks_come_in_a_seeded_order_that_is_not_the_dataset_order():
     first = list(TaskBlockSampler(task_ids, 1, 2, 1, seed=0))
     assert first == list(TaskBlockSampler(task_ids, 1, 2, 1, seed=0))
     assert first != list(range(40)) and first != list(TaskBlockSampler(task_ids, 1, 2, 1, seed=1))
-    assert task_blocks(["a", "a", "b", "a"]) == [[0, 1], [2], [3]]
+    assert task_blocks(["a", "a", "b", "a"]) == [[0, 1, 3], [2]]
 
 
 def test_cycled_draws_give_each_task_every_training_instruction():
