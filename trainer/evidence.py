@@ -16,7 +16,9 @@ every instruction.
 The headline is instruction following (`lab.report.metrics.contrast`): per model, the contrast between
 two instructions that weigh different things, the paired log ratio of what it spends under accuracy-only
 over what it spends under cost-saving (and of latency under accuracy-only over speed), on the same tasks
-and sample seeds, in the training wording and in held-out wordings (both models run under those too).
+and sample seeds, in the training wording and in held-out wordings (both models run under those too),
+and, as in the paper's unseen-configuration tables, under prices and a tool subset training never drew
+(`trainer.unseen`: the held-out provider's table; a subset no training example was offered).
 A model that ignores the instruction has contrast 0, and one that got cheaper under every instruction has
 its start's; the claim of preference-aware RL is trained - start > 0 (`contrast_checks`). U charges cost
 against a fixed reference, so it rises for any cheaper policy: it stays beside the contrast, not above it.
@@ -41,6 +43,7 @@ so it reaches the same half-widths in less time.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +74,7 @@ from trainer.curve import CurveInstruction, curve_instructions
 from trainer.environment import TrainingEnvironment
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
+from trainer.unseen import UNSEEN_NAMES, UnseenSetting, unseen_settings
 
 #: The 95% CI half-widths the defaults are sized for: accuracy difference (a share) and cost ratio (0.10 = 10%).
 TARGETS = {"accuracy": 0.05, "cost": 0.10}
@@ -146,10 +150,19 @@ class EvidencePlan:
     split: str = "test"                           # validation for recipe choices, test for reported figures
     families: tuple[str, ...] = ()                # each task's family (world tasks), in task_ids order
     baselines: tuple[Baseline, ...] = ()          # fair baselines, run under the cost pairs of `contrast_pairs`
+    unseen: tuple[UnseenSetting, ...] = ()        # prices and tool subsets training never drew (`trainer.unseen`)
 
     @property
     def runs(self) -> int:
-        return 2 * len(self.instructions) + (4 if self.held_out_wordings else 0)
+        return 2 * len(self.instructions) + (4 if self.held_out_wordings else 0) + 4 * len(self.unseen)
+
+    def cost_labels(self) -> tuple[str, str] | None:
+        """The accuracy-only and cost-saving training instructions' labels (the first of each kind), None
+        when the plan lacks either: the pair every cost contrast is made between."""
+        kinds = {c.label: instruction_kind(_weights(c.preference)) for c in self.instructions}
+        accuracy_only = next((label for label, kind in kinds.items() if kind == "accuracy-only"), None)
+        cost_saving = next((label for label, kind in kinds.items() if kind == "cost-saving"), None)
+        return (accuracy_only, cost_saving) if accuracy_only and cost_saving else None
 
 
 @dataclass
@@ -288,9 +301,11 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
                   baseline_models: dict[str, str] | None = None) -> EvidencePlan:
     """Check everything before any model runs, each refusal one line: samples < 1, several samples of a
     greedy policy (identical), the split GRPO trained on, no trained or no start model, a baseline model
-    that is no model directory, an unknown instruction or none both models answer under, fewer than one
-    task or more than the split has. `baselines`: run the fair baselines (`fair_baselines`, with
-    `baseline_models` as name -> model directory)."""
+    that is no model directory, an unknown instruction or none both models answer under, an unseen
+    setting named without the cost pair it compares, no tool subset left unseen, fewer than one task or
+    more than the split has. `baselines`: run the fair baselines (`fair_baselines`, with `baseline_models`
+    as name -> model directory); the unseen settings (`trainer.unseen`) run unless `instructions` leaves
+    them out, and are skipped for a config without an accuracy-only and a cost-saving instruction."""
     if split == config.train_split:
         raise LabInputError(f"--split {split}: GRPO trained on these tasks; compare on 'validation' (recipe "
                             "choices) or 'test' (reported figures)")
@@ -310,13 +325,14 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
                             "--config ...` (or `orchestra train sft`) first")
     chosen = [*curve_instructions(config), CurveInstruction(label=HELD_OUT, preference=HELD_OUT, wording=None)]
     chosen = list({c.label: c for c in chosen}.values())   # a curve that lists `held-out` itself: once
-    held_out_wordings = True
+    held_out_wordings, unseen = True, UNSEEN_NAMES
     if instructions is not None:
-        known = [c.label for c in chosen] + [HELD_OUT_WORDINGS]
+        known = [c.label for c in chosen] + [HELD_OUT_WORDINGS, *UNSEEN_NAMES]
         unknown = [name for name in instructions if name not in known]
         if unknown:
             raise LabInputError(f"instruction {unknown[0]!r}: not one of " + "; ".join(repr(k) for k in known))
         held_out_wordings = HELD_OUT_WORDINGS in instructions
+        unseen = tuple(name for name in UNSEEN_NAMES if name in instructions)
         chosen = [c for c in chosen if c.label in instructions]
         if not chosen:
             raise LabInputError("--instruction: name at least one instruction both models answer under (a training "
@@ -337,10 +353,16 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
         models[name] = Path(folder)
     chosen_ids = tuple(split_ids[:tasks])
     task_families = tuple(str(getattr(environment.tasks[task_id], "family", "") or "") for task_id in chosen_ids)
-    return EvidencePlan(start=start, trained=trained, task_ids=chosen_ids, samples=samples,
+    plan = EvidencePlan(start=start, trained=trained, task_ids=chosen_ids, samples=samples,
                         instructions=tuple(chosen), held_out_wordings=held_out_wordings, split_tasks=len(split_ids),
                         split=split, families=task_families,
                         baselines=fair_baselines(start, config.temperature, samples, models) if baselines else ())
+    if unseen and plan.cost_labels() is None:
+        if instructions is not None:
+            raise LabInputError(f"--instruction {unseen[0]}: the unseen settings compare the cost-saving and the "
+                                "accuracy-only training instructions; name both as well")
+        unseen = ()   # a config without that pair of training instructions has no contrast to carry over
+    return dataclasses.replace(plan, unseen=unseen_settings(config, unseen))
 
 
 def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, tasks: int | None = None,
@@ -349,8 +371,9 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
                     baseline_models: dict[str, str] | None = None) -> Evidence:
     """Run (or resume: the harness skips logged rollouts) both models under every instruction of the plan,
     then compare them pair by pair. `tasks`: the first N of the eval split (default all); `instructions`:
-    a subset of the labels (training wordings, `held-out`, `HELD_OUT_WORDINGS`) at the same tasks and
-    samples, so at the same half-widths (U's scale is then the start's over that subset's instructions)."""
+    a subset of the labels (training wordings, `held-out`, `HELD_OUT_WORDINGS`, `trainer.unseen.UNSEEN_NAMES`)
+    at the same tasks and samples, so at the same half-widths (U's scale is then the start's over that
+    subset's instructions, at the evaluation's own prices and tools)."""
     plan = evidence_plan(config, tasks, samples, instructions, split, baselines, baseline_models)
     began = time.monotonic()
     runs: dict[str, str] = {}
@@ -362,28 +385,33 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
         for label, preference in HELD_OUT_RUNS.items():
             for role, model in (("start", plan.start), ("trained", plan.trained)):
                 runs[f"{role} | {label}"] = _evaluate(config, plan, model, role, store, console, preference, None)
+    for setting in plan.unseen:
+        for label in plan.cost_labels() or ():
+            preference, wording = _instruction_of(plan, label)
+            for role, model in (("start", plan.start), ("trained", plan.trained)):
+                runs[f"{role} | {setting.label(label)}"] = _evaluate(config, plan, model, role, store, console,
+                                                                     preference, wording, setting=setting)
     for baseline in plan.baselines:
-        for label in dict.fromkeys(label for _, _, base, ask, column in contrast_pairs(plan) if column == "cost_usd"
-                                   for label in (base, ask)):
+        for label in dict.fromkeys(label for _, _, base, ask, column in contrast_pairs(plan, unseen=False)
+                                   if column == "cost_usd" for label in (base, ask)):
             preference, wording = _instruction_of(plan, label)
             runs[f"baseline {baseline.name} | {label}"] = _evaluate(
                 config, plan, baseline.orchestrator, "baseline", store, console, preference, wording,
                 temperature=baseline.temperature, samples=baseline.samples)
     trajs = queries.trajectories_df(store, list(runs.values()))
-    starts = [run_id for name, run_id in runs.items() if name.startswith("start | ")]
-    scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction
+    starts = [runs[f"start | {c.label}"] for c in plan.instructions]
+    scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction, own prices
     targets = dict(TARGETS if targets is None else targets)
     deltas, power, training = [], [], []
-    for instruction in plan.instructions:
-        start, trained = runs[f"start | {instruction.label}"], runs[f"trained | {instruction.label}"]
-        deltas.append(paired_deltas(trajs, start, trained, scale, seed=config.seed).assign(
-            instruction=instruction.label))
+    unseen_labels = [setting.label(label) for setting in plan.unseen for label in plan.cost_labels() or ()]
+    for label in [*(c.label for c in plan.instructions), *unseen_labels]:
+        start, trained = runs[f"start | {label}"], runs[f"trained | {label}"]
+        deltas.append(paired_deltas(trajs, start, trained, scale, seed=config.seed).assign(instruction=label))
         differences = paired_differences(trajs, start, trained, scale)
-        if instruction.label != HELD_OUT:
+        if label != HELD_OUT and label not in unseen_labels:
             training.append(differences)
         if differences.task_id.nunique() >= 2:
-            power.append(power_table(differences, targets, max_tasks=plan.split_tasks).assign(
-                instruction=instruction.label))
+            power.append(power_table(differences, targets, max_tasks=plan.split_tasks).assign(instruction=label))
     frame = pd.concat(deltas, ignore_index=True)
     frame = frame[["instruction", *frame.columns.drop("instruction")]]
     frame["target"] = frame.measure.map(targets)
@@ -407,10 +435,11 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
 
 def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path | str, role: str, store: Store,
               console: Console, preference: str, wording: str | None, temperature: float | None = None,
-              samples: int | None = None) -> str:
+              samples: int | None = None, setting: UnseenSetting | None = None) -> str:
     """One eval run of one model (a folder, or an orchestrator spec) under one instruction: the plan's
     tasks, samples and the config's seed, so both models' sample k of a task draw the same random numbers
-    (a baseline may decode at its own temperature and samples)."""
+    (a baseline may decode at its own temperature and samples; `setting`: other prices, fewer tools)."""
+    from lab.eval.checks import checked_toolkit
     from lab.eval.harness import run_eval
 
     samples = plan.samples if samples is None else samples
@@ -422,25 +451,32 @@ def _evaluate(config: OrchestraGRPOConfig, plan: EvidencePlan, model: Path | str
         temperature=config.temperature if temperature is None else temperature, top_p=config.top_p,
         **config.eval_settings(), seed=config.seed, run_name=f"evidence-{role}",
         concurrency=len(plan.task_ids) * samples,   # one batch: every rollout's round decoded together
+        pricing=setting.pricing if setting else "default",
     )
-    (summary,) = run_eval(eval_config, store, console)
+    toolkit = None
+    if setting is not None and setting.features is not None:
+        toolkit = checked_toolkit(eval_config, console).subset_features(list(setting.features))
+    (summary,) = run_eval(eval_config, store, console, toolkit=toolkit)
     return summary.run_id
 
 
-def contrast_pairs(plan: EvidencePlan) -> list[tuple[str, str, str, str, str]]:
+def contrast_pairs(plan: EvidencePlan, unseen: bool = True) -> list[tuple[str, str, str, str, str]]:
     """The pairs of instructions the plan contrasts: (pair, wording, baseline label, asking label, column):
-    cost-saving against accuracy-only (training wording, and held-out wording when run) and speed against
-    accuracy-only, where the plan has them."""
+    cost-saving against accuracy-only (training wording, held-out wording when run, and under each unseen
+    setting when `unseen`) and speed against accuracy-only, where the plan has them."""
     kinds = {c.label: instruction_kind(_weights(c.preference)) for c in plan.instructions}
-    first = {kind: next((label for label, k in kinds.items() if k == kind), None)
-             for kind in ("accuracy-only", "cost-saving", "speed")}
-    accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
+    accuracy_only = next((label for label, k in kinds.items() if k == "accuracy-only"), None)
+    speed = next((label for label, k in kinds.items() if k == "speed"), None)
+    cost = plan.cost_labels()
     pairs = []
-    if accuracy_only and cost_saving:
-        pairs.append(("cost-saving vs accuracy-only", "training wording", accuracy_only, cost_saving, "cost_usd"))
+    if cost:
+        pairs.append(("cost-saving vs accuracy-only", "training wording", *cost, "cost_usd"))
     if plan.held_out_wordings:
         pairs.append(("cost-saving vs accuracy-only", "held-out wording", HELD_OUT_ACCURACY_ONLY,
                       HELD_OUT_COST_SAVING, "cost_usd"))
+    if cost and unseen:
+        pairs += [("cost-saving vs accuracy-only", f"training wording, {setting.description}",
+                   setting.label(cost[0]), setting.label(cost[1]), "cost_usd") for setting in plan.unseen]
     if accuracy_only and speed:
         pairs.append(("speed vs accuracy-only", "training wording", accuracy_only, speed, "latency_s"))
     return pairs
@@ -460,7 +496,7 @@ def baseline_contrasts(trajs: pd.DataFrame, runs: dict[str, str], plan: Evidence
     against the trained model's several), as `BASELINE_COLUMNS`."""
     frames = []
     for baseline in plan.baselines:
-        for pair, wording, base, ask, column in contrast_pairs(plan):
+        for pair, wording, base, ask, column in contrast_pairs(plan, unseen=False):
             if column != "cost_usd":
                 continue
             mine = InstructionRuns(runs[f"baseline {baseline.name} | {base}"],

@@ -147,8 +147,10 @@ def evidence(
                                             "temperature (default 4: sized for the target half-widths)."),
     instruction: list[str] | None = typer.Option(None, "--instruction",
                                                  help="Only these instructions (repeat): a training wording, "
-                                                      "`held-out`, or `held-out-wordings` (the cost comparison "
-                                                      "in the held-out wordings)."),
+                                                      "`held-out`, `held-out-wordings` (the cost comparison "
+                                                      "in the held-out wordings), `held-out-prices` or "
+                                                      "`held-out-tools` (the training cost pair under prices or a "
+                                                      "tool subset training never drew)."),
     target_accuracy: float = typer.Option(0.05, "--accuracy-ci",
                                           help="95% CI half-width to reach for the accuracy difference."),
     target_cost: float = typer.Option(0.10, "--cost-ci",

@@ -101,12 +101,14 @@ class DemoStages:
 
     def evidence(self) -> None:
         """Did GRPO teach the model to follow instructions, and improve on its start? Both models on the same
-        test tasks and sample seeds under each training instruction, the held-out pairs and the held-out
-        wordings, paired (`trainer.evidence`; resumed like every eval run)."""
+        test tasks and sample seeds under each training instruction, the held-out pairs, the held-out
+        wordings, and the cost pair under prices and tools training never drew, paired (`trainer.evidence`;
+        resumed like every eval run)."""
         from trainer.curve import curve_instructions
         from trainer.evidence import HELD_OUT_WORDINGS, gather_evidence
+        from trainer.unseen import UNSEEN_NAMES
 
-        labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT, HELD_OUT_WORDINGS]
+        labels = [c.label for c in curve_instructions(self.config)] + [HELD_OUT, HELD_OUT_WORDINGS, *UNSEEN_NAMES]
         self.found = gather_evidence(self.config, self.store, self.console, tasks=self.plan.evidence_tasks,
                                      samples=self._evidence_samples, instructions=labels)
 

@@ -18,6 +18,7 @@ from lab.preference import logged_instruction, preference_pairs
 from lab.report.figures import paired_deltas_figure
 from lab.report.metrics.curve import CurveScale
 from lab.store import Store, queries
+from lab.toolkit import load_toolkit
 from tests.conftest import TINY_MODEL
 from trainer.config import OrchestraGRPOConfig
 from trainer.curve import CurveInstruction, curve_instructions
@@ -33,6 +34,7 @@ from trainer.evidence import (
 )
 from trainer.models import resolve_model
 from trainer.sft import warm_start_dir
+from trainer.unseen import HELD_OUT_PRICES, unseen_settings
 
 
 def tiny_config(tmp_path, **overrides) -> OrchestraGRPOConfig:
@@ -56,10 +58,21 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     evidence = gather_evidence(config, store, console, tasks=2, samples=2, baselines=False)
 
     instructions = [c.label for c in curve_instructions(config)] + ["held-out"]
-    assert list(dict.fromkeys(evidence.deltas.instruction)) == instructions
-    assert len(evidence.run_ids) == 2 * len(instructions) + 4 and len(set(evidence.run_ids.values())) == len(
+    # the cost pair under prices and a tool subset training never drew (`trainer.unseen`)
+    prices, tools = unseen_settings(config)
+    pair = ["Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can."]
+    unseen = {setting.label(label): label for setting in (prices, tools) for label in pair}
+    assert list(dict.fromkeys(evidence.deltas.instruction)) == instructions + list(unseen)
+    assert len(evidence.run_ids) == 2 * len(instructions) + 4 + 8 and len(set(evidence.run_ids.values())) == len(
         evidence.run_ids)
     runs = queries.runs_df(store).set_index("run_id").loc[list(evidence.run_ids.values())]
+    logged = store._read("SELECT run_id, pricing, toolkit_json FROM runs").set_index("run_id")
+    by_name = {name: logged.loc[run_id] for name, run_id in evidence.run_ids.items()}
+    assert {name.split(" | ")[1] for name, run in by_name.items() if run.pricing == config.held_out_pricing} == {
+        prices.label(label) for label in pair}
+    (removed,) = set(load_toolkit(config.toolkit).feature_names) - set(tools.features)
+    offered = {name: f'"{removed}"' in run.toolkit_json for name, run in by_name.items()}
+    assert {name.split(" | ")[1] for name, has in offered.items() if not has} == {tools.label(label) for label in pair}
     assert (runs.kind == "eval").all() and (runs.status == "finished").all()
     trajs = queries.trajectories_df(store, list(evidence.run_ids.values()))
     assert (trajs.groupby(["run_id", "task_id"]).size() == 2).all() and trajs.task_id.nunique() == 2
@@ -71,13 +84,14 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     for name, run_id in evidence.run_ids.items():   # each run showed the instruction it is named for
         shown = {logged_instruction(configs[run_id], t) for t in trajs[trajs.run_id == run_id].task_id}
         label = name.split(" | ")[1]
+        label = unseen.get(label, label)
         assert shown <= held_out if "held-out" in label else shown == {label}
 
     # the rollouts themselves repeat their partners: what the sampled tokens decide is the same for sample k
     # of a task under both models, while two samples of one task differ (so this is pairing, not a policy
     # that always writes the same thing)
     decided = ["final_answer", "n_turns", "output_tokens", "tool_counts_json"]
-    for instruction in instructions:
+    for instruction in [*instructions, *unseen]:
         start_run, trained_run = (evidence.run_ids[f"{role} | {instruction}"] for role in ("start", "trained"))
         pairs = trajs[trajs.run_id == start_run].merge(trajs[trajs.run_id == trained_run],
                                                        on=["task_id", "sample_idx"], suffixes=("_s", "_t"))
@@ -93,21 +107,23 @@ def test_a_trained_model_identical_to_its_start_differs_by_nothing_pair_by_pair(
     # latency adds the wall time of local tools (search, the code sandbox) to the modelled decode time, so
     # it differs between two identical rollouts by however busy the machine was: no latency figure is exact
     untimed = {c.label for c in curve_instructions(config) if "latency" not in c.preference}
+    untimed |= set(unseen)
     exact = deltas[(deltas.measure == "accuracy") | ((deltas.measure == "U") & deltas.instruction.isin(untimed))]
-    assert len(exact) == len(instructions) + len(untimed)
+    assert len(exact) == len(instructions) + len(unseen) + len(untimed)
     assert (exact[["delta", "ci_low", "ci_high", "half_width"]].abs() < 1e-9).all().all()
     # the headline: a model identical to its start follows each instruction exactly as its start does, so
     # trained - start of the contrast is 0 (cost and accuracy do not depend on wall time), in both wordings
     contrasts = evidence.contrasts
-    assert {"training wording", "held-out wording"} <= set(contrasts.wording) and (contrasts.n_tasks == 2).all()
+    assert {"training wording", "held-out wording", f"training wording, {prices.description}",
+            f"training wording, {tools.description}"} <= set(contrasts.wording) and (contrasts.n_tasks == 2).all()
     spent = contrasts[contrasts.pair == "cost-saving vs accuracy-only"]
     assert set(spent.measure) == {"log cost_usd ratio", "accuracy"}
     assert (spent[["delta", "ci_low", "ci_high"]].abs() < 1e-9).all().all()
     raised = evidence.checks[evidence.checks.check.str.startswith("instruction following raised, cost-saving")]
-    assert len(raised) == 2 and set(raised.verdict) == {"not shown"}
+    assert len(raised) == 4 and set(raised.verdict) == {"not shown"}
     assert (evidence.tool_shares[["delta", "ci_low", "ci_high"]].abs() < 1e-9).all().all()
     headline = evidence.headline()
-    assert len(headline) == 2 and all("trained - start +0.000 [+0.000, +0.000] (not shown" in line for line in headline)
+    assert len(headline) == 4 and all("trained - start +0.000 [+0.000, +0.000] (not shown" in line for line in headline)
     assert set(evidence.checks.model) <= {"trained", "start", "trained - start"} and len(evidence.checks) >= 3
     assert evidence.checks.check.str.contains("accuracy not lower").any()
     families = evidence.families   # per family, identical models did identical things
@@ -137,8 +153,10 @@ def test_a_subset_of_instructions_keeps_the_tasks_and_samples(tmp_path, world):
     assert [c.label for c in plan.instructions] == ["held-out"] and not plan.held_out_wordings
     assert plan.start == warm_start_dir(config) and len(plan.task_ids) == 5 and plan.samples == 3
     whole = evidence_plan(config, samples=3)
-    assert whole.held_out_wordings and plan.task_ids == whole.task_ids[:5] and whole.runs == 2 * 7 + 4
+    assert whole.held_out_wordings and plan.task_ids == whole.task_ids[:5] and whole.runs == 2 * 7 + 4 + 2 * 4
     assert evidence_plan(config, 5, 3, ["held-out", HELD_OUT_WORDINGS]).runs == 6
+    pair = ["Get the answer right; money is no object.", "Be accurate but keep the bill as low as you can."]
+    assert evidence_plan(config, 5, 3, [*pair, HELD_OUT_PRICES]).runs == 4 + 4
     with pytest.raises(LabInputError, match="at least one instruction both models"):
         evidence_plan(config, 5, 3, [HELD_OUT_WORDINGS])
 
@@ -155,6 +173,8 @@ def test_a_subset_of_instructions_keeps_the_tasks_and_samples(tmp_path, world):
     ({}, {"samples": 2, "split": "dev"}, ("out", "out/warm-start"), "no tasks in split 'dev'"),
     ({}, {"samples": 2, "baseline_models": {"rft": "/nowhere"}}, ("out", "out/warm-start"),
      "--baseline rft=/nowhere: no model there"),
+    ({}, {"samples": 2, "instructions": ["held-out", "held-out-tools"]}, ("out", "out/warm-start"),
+     "name both as well"),
 ])
 def test_bad_input_is_one_line_before_any_model_runs(tmp_path, world, overrides, kwargs, folders, message):
     config = tiny_config(tmp_path, warm_start={"orchestrators": ["scripted:random"]}, **overrides)

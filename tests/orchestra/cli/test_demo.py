@@ -43,11 +43,13 @@ def test_demo_logs_every_stage_as_named_runs_on_the_same_tasks(quick_demo):
     assert len(queries.train_metrics_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])) == 2
     linked = queries.linked_evals_df(Store(quick_demo.db, read_only=True), train.run_id.iloc[0])
     assert sorted(linked.train_step) == [0] * 2 + [1] * 2 + [2] * 2  # the curve: 2 instructions at steps 0, 1, 2
-    # both models under 2 instructions, the held-out pairs and the 2 held-out wordings (the contrast's), and
-    # the 5 fair baselines under the contrast's 4 instructions (training and held-out wordings)
+    # both models under 2 instructions, the held-out pairs, the 2 held-out wordings (the contrast's) and the
+    # training pair under held-out prices and a held-out tool subset, and the 5 fair baselines under the
+    # contrast's 4 instructions (training and held-out wordings)
     evidence = evals[evals.name.str.startswith("evidence-")]
-    assert sorted(evidence.name.value_counts().items()) == [("evidence-baseline", 20), ("evidence-start", 5),
-                                                            ("evidence-trained", 5)]
+    assert sorted(evidence.name.value_counts().items()) == [("evidence-baseline", 20), ("evidence-start", 9),
+                                                            ("evidence-trained", 9)]
+    assert set(evidence.pricing) == {"default", "deepinfra"}
     assert (evidence.trajectories == QUICK.evidence_tasks * QUICK.evidence_samples).all()
 
 
