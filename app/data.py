@@ -23,7 +23,7 @@ import streamlit as st
 
 from lab.report import metrics
 from lab.report.api import repriced_step_costs, run_info_frame, tools_frame
-from lab.report.curve import learning_curve_df
+from lab.report.curve import contrast_curve_df, learning_curve_df
 from lab.report.figures import run_colors, tool_colors
 from lab.report.metrics.tools import PRIVILEGED
 from lab.scoring import FeatureFrame
@@ -214,3 +214,9 @@ def train_metrics(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
 def learning_curve(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
     """The training run's learning curve (`lab.report.curve.learning_curve_df`); `attrs["scale"]` its scale."""
     return learning_curve_df(_store(path), run_id, n_resamples=RESAMPLES)
+
+
+@st.cache_data(ttl=TTL_S, show_spinner=False)
+def contrast_curve(path: Path, stamp_ns: int, run_id: str) -> pd.DataFrame:
+    """Instruction following along the training run (`lab.report.curve.contrast_curve_df`)."""
+    return contrast_curve_df(_store(path), run_id, n_resamples=RESAMPLES)

@@ -1,7 +1,10 @@
-"""Training: a training run's learning curve (its policy evaluated on fixed tasks x instructions at step 0,
-every `lab_eval_steps` and after the last step: U with its band, accuracy, cost and latency per
-instruction, and the probe of the best call when the run logs it) and what each GRPO step trained on
-(reward, groups carrying gradient, filter reasons, cost, latency), refreshing while the run writes."""
+"""Training: a training run's instruction following first (at each evaluated step, how differently the
+policy spends under an accuracy-only and a cost-saving instruction, minus step 0's: the paper's claim,
+which U alone cannot show since U rises for any cheaper policy), then its learning curve (its policy
+evaluated on fixed tasks x instructions at step 0, every `lab_eval_steps` and after the last step: U
+with its band, accuracy, cost and latency per instruction, and the probe of the best call when the run
+logs it) and what each GRPO step trained on (reward, groups carrying gradient, filter reasons, cost,
+latency), refreshing while the run writes."""
 
 from __future__ import annotations
 
@@ -10,7 +13,13 @@ import streamlit as st
 
 from app import data
 from app.widgets import pick_run, run_page, store_or_stop
-from lab.report.figures import PROBE, learning_curve_figure, train_metrics_figure, training_signals_figure
+from lab.report.figures import (
+    PROBE,
+    contrast_curve_figure,
+    learning_curve_figure,
+    train_metrics_figure,
+    training_signals_figure,
+)
 
 #: `train_metrics` columns not in the signals figure, one figure per group.
 GROUPS = {"loss and KL": ("loss", "kl", "entropy"), "tool shares": ("tools/share/",)}
@@ -31,6 +40,7 @@ def _page() -> None:
     if status == "running":
         st.caption("This run is training; the page refreshes every 5 s.")
     metrics = data.train_metrics(path, stamp, run_id)
+    _following(data.contrast_curve(path, stamp, run_id))
     _curve(data.learning_curve(path, stamp, run_id), metrics)
     st.subheader("Training signals per step")
     if metrics.empty:
@@ -42,6 +52,23 @@ def _page() -> None:
                    and any(c.startswith(p) or p in c for p in prefixes)]
         if columns:
             st.plotly_chart(train_metrics_figure(metrics, columns, title), key=f"train-{title}")
+
+
+def _following(contrast: pd.DataFrame) -> None:
+    """Instruction following along the run: the change in contrast per step, and its table."""
+    st.subheader("Instruction following")
+    if contrast.empty:
+        st.info("Needs the curve's accuracy-only and cost-saving instructions evaluated at two steps (step 0 and a "
+                "later one): their contrast is what preference-aware RL should raise.")
+        return
+    st.caption("Contrast = mean over the fixed tasks of ln(spend under the accuracy-only instruction / spend under "
+               "the cost-saving one), rollouts paired by task and sample seed: 0 for a policy that ignores the "
+               "instruction, unchanged for one that got cheaper under both. Plotted: this step's minus step 0's, "
+               "95% bootstrap band over tasks.")
+    st.plotly_chart(contrast_curve_figure(contrast), key="following")
+    shown = contrast.rename(columns={"start": "step 0", "trained": "this step", "delta": "change"})
+    st.dataframe(shown[["step", "pair", "measure", "step 0", "this step", "change", "ci_low", "ci_high", "n_tasks"]],
+                 hide_index=True)
 
 
 def _curve(curve: pd.DataFrame, metrics: pd.DataFrame) -> None:

@@ -10,6 +10,10 @@ one scale (c_ref, l_ref), which the trainer stores in the train run's `config_js
     curve = learning_curve_df(store, "cpu-tiny-1a2b3c4d5e")
     curve[curve.instruction == "Be accurate but keep the bill as low as you can."][["step", "U", "ci_low"]]
     curve.attrs["scale"]        # {"c_ref": ..., "l_ref": ..., "basis": ...}
+    contrast_curve_df(store, "cpu-tiny-1a2b3c4d5e")   # instruction following per step, minus step 0's
+
+The contrast curve comes first where a curve is shown (the Training page, the demo): U rises for any
+cheaper policy, while the contrast moves only when the policy acts on what the instruction asks.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import json
 import pandas as pd
 
 from lab.report.metrics.accuracy import N_RESAMPLES
+from lab.report.metrics.contrast import CONTRAST_CURVE_COLUMNS, contrast_curve
 from lab.report.metrics.curve import CURVE_COLUMNS, CurveScale, fixed_scale, learning_curve
 from lab.store import Store, queries
 
-__all__ = ["SCALE_KEY", "curve_points", "curve_scale", "instruction_label", "learning_curve_df"]
+__all__ = ["SCALE_KEY", "contrast_curve_df", "curve_points", "curve_scale", "instruction_label", "learning_curve_df"]
 
 #: Where the trainer stores the scale in the train run's `config_json`.
 SCALE_KEY = "curve_scale"
@@ -77,3 +82,15 @@ def learning_curve_df(store: Store, train_run_id: str, n_resamples: int = N_RESA
     curve = learning_curve(trajs, points, scale, n_resamples=n_resamples, seed=seed)
     curve.attrs["scale"] = scale.as_dict()
     return curve
+
+
+def contrast_curve_df(store: Store, train_run_id: str, n_resamples: int = N_RESAMPLES, seed: int = 0) -> pd.DataFrame:
+    """Instruction following along `train_run_id` (`lab.report.metrics.contrast.contrast_curve`): per
+    evaluated step and pair of instructions, the policy's contrast and that step minus the first
+    evaluated step, with 95% CIs over the fixed tasks. Empty while fewer than two steps are evaluated or
+    when the curve's instructions hold no pair."""
+    points = curve_points(store, train_run_id)
+    if points.empty:
+        return pd.DataFrame(columns=CONTRAST_CURVE_COLUMNS)
+    trajs = queries.trajectories_df(store, list(points.run_id))
+    return contrast_curve(trajs, points, n_resamples=n_resamples, seed=seed)

@@ -238,6 +238,29 @@ def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = No
     return fig
 
 
+def contrast_curve_figure(contrast: pd.DataFrame) -> go.Figure:
+    """Instruction following against the step (`lab.report.curve.contrast_curve_df`): per pair of
+    instructions, the policy's contrast minus the first evaluated step's, the paired log ratio of what it
+    spends under the baseline instruction over the asking one, with its 95% band over tasks, and a line at
+    0 (no change in how differently it acts on the two). Empty frame: an empty figure that says why."""
+    fig = go.Figure()
+    rows = contrast[contrast.measure.str.startswith("log ")] if not contrast.empty else contrast
+    for i, (pair, points) in enumerate(rows.groupby("pair", sort=False) if not rows.empty else []):
+        color, points = PALETTE[i % len(PALETTE)], points.sort_values("step")
+        band = pd.concat([points.step, points.step[::-1]]), pd.concat([points.ci_high, points.ci_low[::-1]])
+        fig.add_trace(go.Scatter(x=band[0], y=band[1], mode="lines", fill="toself", fillcolor=_translucent(color, 0.15),
+                                 line={"width": 0}, hoverinfo="skip", showlegend=False, legendgroup=pair))
+        fig.add_trace(go.Scatter(x=points.step, y=points.delta, mode="lines+markers", name=pair, legendgroup=pair,
+                                 line={"color": color}, customdata=points[["ci_low", "ci_high", "trained", "n_tasks"]],
+                                 hovertemplate="step %{x}<br>change %{y:+.3f} [%{customdata[0]:+.3f}, "
+                                               "%{customdata[1]:+.3f}]<br>contrast %{customdata[2]:+.3f}<br>n = "
+                                               "%{customdata[3]} tasks<extra>%{fullData.name}</extra>"))
+    fig.add_hline(y=0, line={"color": "grey", "dash": "dot"})
+    title = ("Instruction following: contrast minus step 0's (log ratio, baseline over asking; 95% CI)"
+             if not rows.empty else "Instruction following: no pair of instructions evaluated at two steps yet")
+    return _layout(fig, title, "optimizer step", "change in contrast", legend={"title": "pair"})
+
+
 #: The panels of `paired_deltas_figure`: measure -> axis title (cost is a relative change).
 DELTA_PANELS = {"accuracy": "accuracy (share solved)", "cost": "cost (trained / start - 1)",
                 "latency": "latency (s per task)", "U": "utility U"}

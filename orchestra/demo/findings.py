@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from lab.report.api import Report, load_report
-from lab.report.curve import learning_curve_df
-from lab.report.figures import learning_curve_figure
+from lab.report.curve import contrast_curve_df, learning_curve_df
+from lab.report.figures import contrast_curve_figure, learning_curve_figure
 from lab.report.metrics import paired_cost_saving, pareto_points
 from lab.store import Store, queries
 from orchestra.demo.plan import HELD_OUT_PRICING, PRIVILEGED, SWEEP_PREFERENCES, TRAIN_WORDINGS, DemoPlan, trained_name
@@ -40,6 +40,7 @@ class Findings:
     spending: pd.DataFrame    # instruction, cost_cents_per_task, latency_s_per_task, accuracy, saving_vs_accuracy
     rounds: pd.DataFrame      # name, median_rounds, budget_share: how each model-run orchestrator ended its rollouts
     curve: pd.DataFrame       # the train run's learning curve (lab.report.curve.learning_curve_df), maybe empty
+    following: pd.DataFrame   # instruction following along it (lab.report.curve.contrast_curve_df), maybe empty
     train_metrics: pd.DataFrame  # its train_metrics rows (the probe, when logged, joins the curve's figure)
     evidence: Evidence | None = None  # GRPO against its start, paired (trainer.evidence), when the demo ran it
 
@@ -52,6 +53,8 @@ class Findings:
             tables["The trained model under each instruction"] = self.spending
         if not self.routing.empty:
             tables["Routing: share of tool calls, warm start -> trained"] = self.routing
+        if not self.following.empty:
+            tables["Instruction following along training: contrast per step, minus step 0's"] = self.following
         if self.evidence is not None:
             tables["Instruction following: contrast between instructions, start and trained (paired)"] = \
                 self.evidence.contrasts
@@ -69,8 +72,11 @@ class Findings:
         return pd.DataFrame(rows)
 
     def figures(self) -> dict[str, Figure]:
-        """Every figure the demo writes: the compared runs', the sweep's and the learning curve."""
+        """Every figure the demo writes: the compared runs', the sweep's, instruction following along
+        training and the learning curve."""
         figures = {**self.compared.figures(), **{f"sweep_{k}": v for k, v in self.sweep.figures().items()}}
+        if not self.following.empty:
+            figures["instruction_following_curve"] = contrast_curve_figure(self.following)
         if not self.curve.empty:
             figures["learning_curve"] = learning_curve_figure(self.curve, self.train_metrics)
         if self.evidence is not None:
@@ -137,11 +143,21 @@ class Findings:
 
 
     def _curve_sentences(self) -> list[str]:
-        """U of each instruction at step 0 and at the last evaluated step, on the run's one scale."""
+        """Instruction following at the last evaluated step against step 0 (first: U rises for any cheaper
+        policy), then U of each instruction at step 0 and at the last evaluated step, on the run's one scale."""
+        lines = []
+        following = self.following[self.following.measure.str.startswith("log ")] if not self.following.empty \
+            else self.following
+        for pair, points in following.groupby("pair", sort=False) if not following.empty else []:
+            first, last = points.iloc[0], points.iloc[-1]
+            lines.append(f"Instruction following along training ({pair}, {int(last.n_tasks)} fixed validation "
+                         f"tasks): contrast {first.trained:+.3f} at step {first.step} -> {last.trained:+.3f} at step "
+                         f"{last.step}, a change of {last.delta:+.3f} [{last.ci_low:+.3f}, {last.ci_high:+.3f}] (95% "
+                         "CI; 0: the policy acts on the pair no more than at step 0).")
         if self.curve.empty:
-            return []
+            return lines
         scale = self.curve.attrs.get("scale", {})
-        lines = [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed validation tasks: U = "
+        lines += [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed validation tasks: U = "
                  "w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref per rollout (w: the instruction's P), with "
                  f"c_ref = {100 * scale.get('c_ref', float('nan')):.2f}c and l_ref = "
                  f"{scale.get('l_ref', float('nan')):.0f} s fixed once ({scale.get('basis', '')}); 95% CIs over tasks."]
@@ -171,6 +187,7 @@ def gather_findings(store: Store, runs: dict[str, str], plan: DemoPlan, evidence
                     frontier=frontier[["name", "accuracy", "cost_cents_per_task"]].reset_index(drop=True),
                     routing=_routing(compared, runs), spending=_spending(store, sweep, runs, plan.compared_turns),
                     rounds=_rounds(store, runs, plan.compared_turns), curve=learning_curve_df(store, train),
+                    following=contrast_curve_df(store, train),
                     train_metrics=queries.train_metrics_df(store, train), evidence=evidence)
 
 

@@ -25,10 +25,11 @@ def eval_run_id(train_run_id: str, step: int, instruction: str) -> str:
 
 
 def write_curve_run(store: Store, make_run, train_run_id: str = "train-c", scale: dict | None = SCALE,
-                    steps: tuple[int, ...] = (0, 2, 4)) -> None:
+                    steps: tuple[int, ...] = (0, 2, 4), follows: bool = False) -> None:
     """The train run (with `scale` stored in its config_json, or none) and its evaluations at `steps`;
     `make_run` is the `make_run` fixture of `tests/conftest.py`. Step 0 calls gpt-5, later steps the
-    cheaper qwen3-32b."""
+    cheaper qwen3-32b under both instructions (thrift), or with `follows` only under the cost-saving
+    one (instruction following)."""
     config = {"curve_scale": scale} if scale else {}
     store.write_run(RunRecord(run_id=train_run_id, kind="train", name=train_run_id, orchestrator="hf:tiny",
                               benchmark="world", config_json=json.dumps(config)))
@@ -38,8 +39,9 @@ def write_curve_run(store: Store, make_run, train_run_id: str = "train-c", scale
             linked = {"train_run_id": train_run_id, "train_step": step,
                       "preference_instruction": instruction if instruction == WORDING else None,
                       "variant": {"preference": preference, "max_turns": 8}}
+            cheaper = step > 0 and not (follows and instruction == WORDING)
             run, items = make_run(eval_run_id(train_run_id, step, instruction), OUTCOMES[step],
-                                  tool="gpt-5" if step == 0 else "qwen3-32b", config=linked)
+                                  tool="qwen3-32b" if cheaper else "gpt-5", config=linked)
             items = [(t.model_copy(update={"preference_json": json.dumps(weights)}), s, k) for t, s, k in items]
             store.write_run(run)
             store.write_trajectories(items)

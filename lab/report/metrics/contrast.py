@@ -24,6 +24,7 @@ a task's log ratio but never flips a model that spends under both instructions.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,7 @@ import pandas as pd
 
 from lab.errors import LabInputError
 from lab.report.metrics.accuracy import N_RESAMPLES
+from lab.report.metrics.paired import instruction_kind
 
 #: The least value a rollout's cost (USD) or latency (s) counts as in a log ratio: a thousandth of a cent,
 #: a millisecond.
@@ -143,3 +145,47 @@ def tool_share_contrast(calls: pd.DataFrame, trajs: pd.DataFrame, start: Instruc
         rows.append([tool, *_interval(a, picks, level), *_interval(b, picks, level), *_interval(b - a, picks, level),
                      n_tasks, len(index) / n_tasks])
     return pd.DataFrame(rows, columns=["tool_name", *CONTRAST_COLUMNS[1:]])
+
+
+#: The pairs a learning curve contrasts, as (pair, baseline kind, asking kind, column); kinds are
+#: `lab.report.metrics.paired.instruction_kind`'s.
+CURVE_PAIRS = (("cost-saving vs accuracy-only", "accuracy-only", "cost-saving", "cost_usd"),
+               ("speed vs accuracy-only", "accuracy-only", "speed", "latency_s"))
+#: Columns of `contrast_curve`: per evaluated step and pair, `CONTRAST_COLUMNS` with "start" the first
+#: evaluated step's contrast and "trained" this step's.
+CONTRAST_CURVE_COLUMNS = ["step", "pair", *CONTRAST_COLUMNS]
+
+
+def contrast_curve(trajs: pd.DataFrame, points: pd.DataFrame, n_resamples: int = N_RESAMPLES,
+                   seed: int = 0) -> pd.DataFrame:
+    """Instruction following along a training run: at each step the curve evaluated (`points`: run_id,
+    step, instruction, one finished eval run each, its rollouts in `trajs`), the policy's contrast between
+    an accuracy-only and a cost-saving instruction (and a speed one, where the curve has them), and that
+    step's contrast minus the first step's with one paired bootstrap over tasks (`instruction_contrast`,
+    the first step standing for the start). Which instruction is which kind is read from the P its
+    rollouts logged. Empty (with `CONTRAST_CURVE_COLUMNS`) when the curve lacks a pair, or has one step."""
+    kinds: dict[str, str | None] = {}
+    for point in points.itertuples():
+        logged = trajs.preference_json[trajs.run_id == point.run_id]
+        if not logged.empty:
+            weights = json.loads(logged.iloc[0] or "{}")
+            kinds.setdefault(point.instruction, instruction_kind(weights))
+    runs = {(int(p.step), p.instruction): p.run_id for p in points.itertuples()}
+    steps = sorted({step for step, _ in runs})
+    rows = []
+    for pair, baseline_kind, asking_kind, column in CURVE_PAIRS:
+        baseline = next((label for label, kind in kinds.items() if kind == baseline_kind), None)
+        asking = next((label for label, kind in kinds.items() if kind == asking_kind), None)
+        if baseline is None or asking is None:
+            continue
+        evaluated = [step for step in steps if (step, baseline) in runs and (step, asking) in runs]
+        if len(evaluated) < 2:
+            continue
+        first = InstructionRuns(runs[evaluated[0], baseline], runs[evaluated[0], asking])
+        for step in evaluated:
+            now = InstructionRuns(runs[step, baseline], runs[step, asking])
+            rows.append(instruction_contrast(trajs, first, now, column=column, n_resamples=n_resamples,
+                                             seed=seed).assign(step=step, pair=pair))
+    if not rows:
+        return pd.DataFrame(columns=CONTRAST_CURVE_COLUMNS)
+    return pd.concat(rows, ignore_index=True)[CONTRAST_CURVE_COLUMNS]

@@ -73,6 +73,7 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     for heading in ("Test tasks, held-out instructions", "Trained orchestrator: instruction x turn budget",
                     "What the demo found", "Pareto frontier", "Preference: told to save money",
                     "Under deepinfra's prices", "Learning curve of the training run",
+                    "Instruction following along training (cost-saving vs accuracy-only, ",
                     "Curve under 'Be accurate but keep the bill as low as you can.': U ",
                     f"GRPO against its start ({QUICK.evidence_tasks} test tasks x {QUICK.evidence_samples} samples",
                     "Check, U higher under the training instructions, pooled over 2 (trained): ",
@@ -85,8 +86,13 @@ def test_demo_prints_the_comparison_the_sweep_and_its_findings(quick_demo):
     found = out[out.index("What the demo found"):]
     assert found.index("Instruction following (training wording)") < found.index("Instruction following (held-out "
                                                                                  "wording)") < found.index("Pareto")
+    # and under prices and tools training never drew (the paper's unseen configurations)
+    flat = " ".join(found.split())
+    assert "Instruction following (training wording, held-out prices (deepinfra))" in flat
+    assert "Instruction following (training wording, held-out tools (without " in flat
     html = (quick_demo.cwd / "demo.html").read_text()
     assert html.count("<section") >= 6 and '<section id="learning_curve">' in html
+    assert '<section id="instruction_following_curve">' in html
     assert '<section id="grpo_against_start">' in html and "<h2>Instruction following: contrast" in html
     # a report a person reads: findings, the P of each instruction and tables before the figures, runs by name
     assert html.index("<h2>Findings</h2>") < html.index("<h2>Instructions and the P each stands for</h2>") \

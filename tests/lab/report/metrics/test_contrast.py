@@ -15,7 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.errors import LabInputError
-from lab.report.metrics.contrast import InstructionRuns, instruction_contrast, tool_share_contrast
+from lab.report.metrics.contrast import (
+    CONTRAST_CURVE_COLUMNS,
+    InstructionRuns,
+    contrast_curve,
+    instruction_contrast,
+    tool_share_contrast,
+)
 
 START = InstructionRuns(baseline="start-acc", asking="start-cost")
 TRAINED = InstructionRuns(baseline="trained-acc", asking="trained-cost")
@@ -160,3 +166,46 @@ def test_a_greedy_baseline_with_one_sample_compares_with_a_sampled_model_task_by
     other = trajs(trained_acc=[[0.04]], trained_cost=[[0.01]]).assign(task_id="t9")
     with pytest.raises(LabInputError, match="answered different tasks"):
         instruction_contrast(pd.concat([greedy, other], ignore_index=True), START, TRAINED)
+
+
+def curve_trajs(grid: list[list[float]], steps: dict[int, tuple[float, float]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A learning curve's evaluations: at each step, the accuracy-only run spends `grid` x its factor and
+    the cost-saving run `grid` x its own; each rollout logs the P its instruction stands for."""
+    weights = {"acc": '{"outcome": 1.0, "compute": 0.0}', "cost": '{"outcome": 1.0, "compute": 1.0}'}
+    frames, points = [], []
+    for step, factors in steps.items():
+        for instruction, factor in zip(("acc", "cost"), factors, strict=True):
+            run_id = f"s{step}-{instruction}"
+            frames.append(trajs(**{run_id.replace("-", "_"): scaled(grid, factor)}).assign(
+                preference_json=weights[instruction]))
+            points.append({"run_id": run_id, "step": step, "instruction": f"told {instruction}"})
+    return pd.concat(frames, ignore_index=True), pd.DataFrame(points)
+
+
+#: Costs that stay above the contrast's floor (1e-5 USD) after both factors of the curve test (>= 0.0025).
+curve_grids = st.lists(st.lists(st.floats(min_value=0.01, max_value=1.0), min_size=2, max_size=2), min_size=2,
+                       max_size=5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(grid=curve_grids, thrift=st.floats(min_value=0.05, max_value=1.0),
+       asked=st.floats(min_value=0.05, max_value=1.0))
+def test_along_a_curve_only_spending_less_when_asked_moves_the_contrast(grid, thrift, asked):
+    """Step 2: `thrift` of step 0's spend under both instructions; step 4: the same, and `asked` of that
+    under the cost-saving one. The change against step 0 is 0 at step 2 (thrift) and -ln(asked) at step 4,
+    whichever order the points come in and whatever the instructions are called."""
+    frame, points = curve_trajs(grid, {0: (1.0, 1.0), 2: (thrift, thrift), 4: (thrift, thrift * asked)})
+    curve = contrast_curve(frame, points.iloc[::-1])
+    cost = curve[curve.measure == "log cost_usd ratio"].set_index("step")
+    assert list(cost.index) == [0, 2, 4] and set(cost.pair) == {"cost-saving vs accuracy-only"}
+    assert cost.delta[0] == 0 and cost.delta[2] == pytest.approx(0, abs=1e-9)
+    assert cost.delta[4] == pytest.approx(-math.log(asked), abs=1e-9)
+    assert cost.ci_low[4] == pytest.approx(-math.log(asked), abs=1e-9)   # the same on every task
+
+
+def test_a_curve_without_both_instructions_of_a_pair_or_with_one_step_has_no_contrast():
+    grid = [[0.02, 0.03], [0.04, 0.05]]
+    frame, points = curve_trajs(grid, {0: (1.0, 1.0), 2: (1.0, 0.5)})
+    assert contrast_curve(frame, points[points.instruction == "told acc"]).empty
+    assert contrast_curve(frame, points[points.step == 0]).empty
+    assert list(contrast_curve(frame, points).columns) == CONTRAST_CURVE_COLUMNS
