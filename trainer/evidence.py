@@ -156,12 +156,15 @@ class EvidencePlan:
     def runs(self) -> int:
         return 2 * len(self.instructions) + (4 if self.held_out_wordings else 0) + 4 * len(self.unseen)
 
+    def first_of_kind(self, kind: str) -> str | None:
+        """The label of the plan's first instruction of `kind` (`instruction_kind`: accuracy-only,
+        cost-saving, speed), None without one."""
+        return next((c.label for c in self.instructions if instruction_kind(_weights(c.preference)) == kind), None)
+
     def cost_labels(self) -> tuple[str, str] | None:
-        """The accuracy-only and cost-saving training instructions' labels (the first of each kind), None
-        when the plan lacks either: the pair every cost contrast is made between."""
-        kinds = {c.label: instruction_kind(_weights(c.preference)) for c in self.instructions}
-        accuracy_only = next((label for label, kind in kinds.items() if kind == "accuracy-only"), None)
-        cost_saving = next((label for label, kind in kinds.items() if kind == "cost-saving"), None)
+        """The accuracy-only and cost-saving instructions' labels, None when the plan lacks either: the
+        pair every cost contrast is made between."""
+        accuracy_only, cost_saving = self.first_of_kind("accuracy-only"), self.first_of_kind("cost-saving")
         return (accuracy_only, cost_saving) if accuracy_only and cost_saving else None
 
 
@@ -362,7 +365,7 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
             raise LabInputError(f"--instruction {unseen[0]}: the unseen settings compare the cost-saving and the "
                                 "accuracy-only training instructions; name both as well")
         unseen = ()   # a config without that pair of training instructions has no contrast to carry over
-    return dataclasses.replace(plan, unseen=unseen_settings(config, unseen))
+    return dataclasses.replace(plan, unseen=unseen_settings(config, unseen, required=instructions is not None))
 
 
 def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console, tasks: int | None = None,
@@ -399,11 +402,12 @@ def gather_evidence(config: OrchestraGRPOConfig, store: Store, console: Console,
                 config, plan, baseline.orchestrator, "baseline", store, console, preference, wording,
                 temperature=baseline.temperature, samples=baseline.samples)
     trajs = queries.trajectories_df(store, list(runs.values()))
-    starts = [runs[f"start | {c.label}"] for c in plan.instructions]
+    unseen_labels = [setting.label(label) for setting in plan.unseen for label in plan.cost_labels() or ()]
+    starts = [run_id for name, run_id in runs.items()
+              if name.startswith("start | ") and name.removeprefix("start | ") not in unseen_labels]
     scale = fixed_scale(trajs[trajs.run_id.isin(starts)], basis="start model's")   # every instruction, own prices
     targets = dict(TARGETS if targets is None else targets)
     deltas, power, training = [], [], []
-    unseen_labels = [setting.label(label) for setting in plan.unseen for label in plan.cost_labels() or ()]
     for label in [*(c.label for c in plan.instructions), *unseen_labels]:
         start, trained = runs[f"start | {label}"], runs[f"trained | {label}"]
         deltas.append(paired_deltas(trajs, start, trained, scale, seed=config.seed).assign(instruction=label))
@@ -464,10 +468,7 @@ def contrast_pairs(plan: EvidencePlan, unseen: bool = True) -> list[tuple[str, s
     """The pairs of instructions the plan contrasts: (pair, wording, baseline label, asking label, column):
     cost-saving against accuracy-only (training wording, held-out wording when run, and under each unseen
     setting when `unseen`) and speed against accuracy-only, where the plan has them."""
-    kinds = {c.label: instruction_kind(_weights(c.preference)) for c in plan.instructions}
-    accuracy_only = next((label for label, k in kinds.items() if k == "accuracy-only"), None)
-    speed = next((label for label, k in kinds.items() if k == "speed"), None)
-    cost = plan.cost_labels()
+    accuracy_only, speed, cost = plan.first_of_kind("accuracy-only"), plan.first_of_kind("speed"), plan.cost_labels()
     pairs = []
     if cost:
         pairs.append(("cost-saving vs accuracy-only", "training wording", *cost, "cost_usd"))
@@ -627,18 +628,13 @@ def behaviour_checks(trajs: pd.DataFrame, runs: dict[str, str], plan: EvidencePl
     model (training and held-out wordings) and, for reference, of the start; lower latency under the
     speed instruction against accuracy-only."""
     rows = []
-    kinds = {c.label: instruction_kind(_weights(c.preference)) for c in plan.instructions}
-    for label, kind in kinds.items():
-        if kind != "accuracy-only":
-            continue
+    for label in (c.label for c in plan.instructions if instruction_kind(_weights(c.preference)) == "accuracy-only"):
         d = deltas[(deltas.instruction == label) & (deltas.measure == "accuracy")].iloc[0]
         margin = targets.get("accuracy", TARGETS["accuracy"])
         rows.append([f"accuracy not lower under {label!r} (trained - start)", "trained", d.delta, d.ci_low,
                      d.ci_high, verdict(d.ci_low, d.ci_high, holds_at=-margin, fails_below=0.0),
                      f"{d.start:.3f} -> {d.trained:.3f}; holds when the CI is above -{margin:g}"])
-    first = {kind: next((label for label, k in kinds.items() if k == kind), None)
-             for kind in ("accuracy-only", "cost-saving", "speed")}
-    accuracy_only, cost_saving, speed = first["accuracy-only"], first["cost-saving"], first["speed"]
+    accuracy_only, cost_saving, speed = (plan.first_of_kind(kind) for kind in ("accuracy-only", "cost-saving", "speed"))
     if cost_saving:
         rows.append(_saving_against_start(deltas, cost_saving, targets))
     pairs = []

@@ -23,6 +23,7 @@ from lab.errors import LabInputError
 from lab.toolspec import Toolkit
 from trainer.config import OrchestraGRPOConfig
 from trainer.environment import TrainingEnvironment
+from trainer.sft import warm_start_options
 
 #: The names `instructions=` (and `orchestra train evidence --instruction`) take for the two settings.
 HELD_OUT_PRICES, HELD_OUT_TOOLS = "held-out-prices", "held-out-tools"
@@ -43,26 +44,40 @@ class UnseenSetting:
         return f"{self.description}: {instruction}"
 
 
-def unseen_settings(config: OrchestraGRPOConfig, names: tuple[str, ...] = UNSEEN_NAMES) -> tuple[UnseenSetting, ...]:
-    """The settings `names` asks for, in `UNSEEN_NAMES` order."""
+def unseen_settings(config: OrchestraGRPOConfig, names: tuple[str, ...] = UNSEEN_NAMES,
+                    required: bool = True) -> tuple[UnseenSetting, ...]:
+    """The settings `names` asks for, in `UNSEEN_NAMES` order. When training offered every tool subset
+    there is no held-out one: refused in one line when `required` (the user named it), else left out."""
     settings = []
     if HELD_OUT_PRICES in names:
         settings.append(UnseenSetting(HELD_OUT_PRICES, config.held_out_pricing, None,
                                       f"held-out prices ({config.held_out_pricing})"))
     if HELD_OUT_TOOLS in names:
         environment = TrainingEnvironment(config)
-        kept = held_out_tool_subset(environment.toolkit, {e.features for e in environment.examples()}, config.seed)
-        removed = ", ".join(f for f in environment.toolkit.feature_names if f not in kept)
-        settings.append(UnseenSetting(HELD_OUT_TOOLS, "default", kept, f"held-out tools (without {removed})"))
+        kept = held_out_tool_subset(environment.toolkit, trained_subsets(config, environment), config.seed)
+        if kept is None and required:
+            raise LabInputError(f"toolkit '{config.toolkit}': every subset of its tools was offered in training; no "
+                                f"held-out tool subset is left (leave out `{HELD_OUT_TOOLS}`)")
+        if kept is not None:
+            removed = ", ".join(f for f in environment.toolkit.feature_names if f not in kept)
+            settings.append(UnseenSetting(HELD_OUT_TOOLS, "default", kept, f"held-out tools (without {removed})"))
     return tuple(settings)
 
 
-def held_out_tool_subset(toolkit: Toolkit, drawn: set[tuple[str, ...]], seed: int) -> tuple[str, ...]:
+def trained_subsets(config: OrchestraGRPOConfig, environment: TrainingEnvironment) -> set[tuple[str, ...]]:
+    """Every tool subset a training example offered, the warm start's included (it draws its own number of
+    examples per task, and a task's first draws are the same whatever that number is)."""
+    warm = warm_start_options(config)["examples_per_task"] if config.warm_start else 0
+    per_task = max(config.examples_per_task, warm)
+    return {example.features for example in environment.examples(per_task)}
+
+
+def held_out_tool_subset(toolkit: Toolkit, drawn: set[tuple[str, ...]], seed: int) -> tuple[str, ...] | None:
     """A subset of the toolkit's features that is none of `drawn` (the training examples' subsets), in
     which the tool with the most slots (`answer` in the slot toolkits: what ends a task) keeps two slots
     or more, so a cost-saving instruction still has a cheaper model to pick. Another tool may go whole,
     which training never does (every slot tool keeps a slot there): the fewest features removed, chosen
-    with `seed` among the subsets of that size."""
+    with `seed` among the subsets of that size. None when training drew every such subset."""
     features = toolkit.feature_names
     widest = max((list(tool.slots) for tool in toolkit.tools if tool.slots), key=len, default=[])
     for removed in range(1, len(features)):
@@ -74,5 +89,4 @@ def held_out_tool_subset(toolkit: Toolkit, drawn: set[tuple[str, ...]], seed: in
             candidates.append(kept)
         if candidates:
             return random.Random(seed).choice(candidates)
-    raise LabInputError(f"toolkit '{toolkit.name}': every subset of its tools was offered in training; no held-out "
-                        "tool subset is left (run the evidence without `held-out-tools`)")
+    return None

@@ -1,10 +1,10 @@
 """Training: a training run's instruction following first (at each evaluated step, how differently the
-policy spends under an accuracy-only and a cost-saving instruction, minus step 0's: the paper's claim,
-which U alone cannot show since U rises for any cheaper policy), then its learning curve (its policy
-evaluated on fixed tasks x instructions at step 0, every `lab_eval_steps` and after the last step: U
-with its band, accuracy, cost and latency per instruction, and the probe of the best call when the run
-logs it) and what each GRPO step trained on (reward, groups carrying gradient, filter reasons, cost,
-latency), refreshing while the run writes."""
+policy spends under an accuracy-only and a cost-saving instruction, minus the first evaluated step's: the
+paper's claim, which U alone cannot show since U rises for any cheaper policy), then its learning curve
+(its policy evaluated on fixed tasks x instructions at step 0, every `lab_eval_steps` and after the last
+step: U with its band, accuracy, cost and latency per instruction, and the probe of the best call when
+the run logs it) and what each GRPO step trained on (reward, groups carrying gradient, filter reasons,
+cost, latency), refreshing while the run writes."""
 
 from __future__ import annotations
 
@@ -55,20 +55,24 @@ def _page() -> None:
 
 
 def _following(contrast: pd.DataFrame) -> None:
-    """Instruction following along the run: the change in contrast per step, and its table."""
+    """Instruction following along the run: the change in contrast per step, its table, and any step left
+    out (its runs could not be paired with the first step's)."""
     st.subheader("Instruction following")
+    for reason in contrast.attrs.get("skipped", []):
+        st.warning(f"Left out of the contrast: {reason}.")
     if contrast.empty:
-        st.info("Needs the curve's accuracy-only and cost-saving instructions evaluated at two steps (step 0 and a "
-                "later one): their contrast is what preference-aware RL should raise.")
+        st.info("Needs the curve's accuracy-only and cost-saving (or speed) instructions evaluated at two steps: "
+                "their contrast is what preference-aware RL should raise.")
         return
     st.caption("Contrast = mean over the fixed tasks of ln(spend under the accuracy-only instruction / spend under "
-               "the cost-saving one), rollouts paired by task and sample seed: 0 for a policy that ignores the "
-               "instruction, unchanged for one that got cheaper under both. Plotted: this step's minus step 0's, "
-               "95% bootstrap band over tasks.")
+               "the cost-saving one), and of latency against a speed instruction where the curve has one; "
+               "rollouts paired by task and sample seed: 0 for a policy that ignores the instruction, unchanged "
+               "for one that got cheaper under both. Plotted: this step's minus the first evaluated step's, 95% "
+               "bootstrap band over tasks.")
     st.plotly_chart(contrast_curve_figure(contrast), key="following")
-    shown = contrast.rename(columns={"start": "step 0", "trained": "this step", "delta": "change"})
-    st.dataframe(shown[["step", "pair", "measure", "step 0", "this step", "change", "ci_low", "ci_high", "n_tasks"]],
-                 hide_index=True)
+    shown = contrast.rename(columns={"start": "first step", "trained": "this step", "delta": "change"})
+    st.dataframe(shown[["step", "pair", "measure", "first step", "this step", "change", "ci_low", "ci_high",
+                        "n_tasks"]], hide_index=True)
 
 
 def _curve(curve: pd.DataFrame, metrics: pd.DataFrame) -> None:

@@ -241,8 +241,9 @@ def learning_curve_figure(curve: pd.DataFrame, metrics: pd.DataFrame | None = No
 def contrast_curve_figure(contrast: pd.DataFrame) -> go.Figure:
     """Instruction following against the step (`lab.report.curve.contrast_curve_df`): per pair of
     instructions, the policy's contrast minus the first evaluated step's, the paired log ratio of what it
-    spends under the baseline instruction over the asking one, with its 95% band over tasks, and a line at
-    0 (no change in how differently it acts on the two). Empty frame: an empty figure that says why."""
+    spends under the baseline instruction over the asking one (the first evaluated step standing for the
+    start), with its 95% band over tasks, and a line at 0 (no change in how differently it acts on the
+    two). Empty frame: an empty figure that says why."""
     fig = go.Figure()
     rows = contrast[contrast.measure.str.startswith("log ")] if not contrast.empty else contrast
     for i, (pair, points) in enumerate(rows.groupby("pair", sort=False) if not rows.empty else []):
@@ -256,7 +257,8 @@ def contrast_curve_figure(contrast: pd.DataFrame) -> go.Figure:
                                                "%{customdata[1]:+.3f}]<br>contrast %{customdata[2]:+.3f}<br>n = "
                                                "%{customdata[3]} tasks<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=0, line={"color": "grey", "dash": "dot"})
-    title = ("Instruction following: contrast minus step 0's (log ratio, baseline over asking; 95% CI)"
+    title = ("Instruction following: contrast minus the first evaluated step's (log ratio, baseline over asking; "
+             "95% CI)"
              if not rows.empty else "Instruction following: no pair of instructions evaluated at two steps yet")
     return _layout(fig, title, "optimizer step", "change in contrast", legend={"title": "pair"})
 

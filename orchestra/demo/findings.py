@@ -54,7 +54,8 @@ class Findings:
         if not self.routing.empty:
             tables["Routing: share of tool calls, warm start -> trained"] = self.routing
         if not self.following.empty:
-            tables["Instruction following along training: contrast per step, minus step 0's"] = self.following
+            tables["Instruction following along training: contrast per step, minus the first step's"] = \
+                self.following
         if self.evidence is not None:
             tables["Instruction following: contrast between instructions, start and trained (paired)"] = \
                 self.evidence.contrasts
@@ -153,7 +154,7 @@ class Findings:
             lines.append(f"Instruction following along training ({pair}, {int(last.n_tasks)} fixed validation "
                          f"tasks): contrast {first.trained:+.3f} at step {first.step} -> {last.trained:+.3f} at step "
                          f"{last.step}, a change of {last.delta:+.3f} [{last.ci_low:+.3f}, {last.ci_high:+.3f}] (95% "
-                         "CI; 0: the policy acts on the pair no more than at step 0).")
+                         f"CI; 0: the policy acts on the pair no more than at step {first.step}).")
         if self.curve.empty:
             return lines
         scale = self.curve.attrs.get("scale", {})

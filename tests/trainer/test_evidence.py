@@ -252,8 +252,9 @@ def test_cheaper_than_the_start_needs_the_saving_and_the_accuracy(cost, accuracy
     columns = ["instruction", "measure", "start", "trained", "delta", "ci_low", "ci_high"]
     deltas = pd.DataFrame([[label, "cost", 2.0, 2.0 * (1 + cost[0]), *cost],
                            [label, "accuracy", 0.4, 0.4 + accuracy[0], *accuracy]], columns=columns)
-    plan = type("Plan", (), {"instructions": [type("I", (), {"label": label, "preference": "outcome=1,compute=1"})()],
-                             "held_out_wordings": False})()
+    plan = EvidencePlan(start=Path("s"), trained=Path("t"), task_ids=("t0",), samples=1,
+                        instructions=(CurveInstruction(label, "outcome=1,compute=1", label),), held_out_wordings=False,
+                        split_tasks=1)
     checks = behaviour_checks(pd.DataFrame(), {}, plan, deltas, {"accuracy": 0.05, "cost": 0.10})
     (row,) = checks[checks.check.str.startswith("saving against the start")].itertuples()
     assert row.verdict == expected and row.value == pytest.approx(-cost[0]), row.detail

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from lab.errors import LabInputError
+from lab.preference import HELD_OUT
 from lab.report.metrics.accuracy import N_RESAMPLES
 from lab.report.metrics.paired import instruction_kind
 
@@ -161,31 +162,44 @@ def contrast_curve(trajs: pd.DataFrame, points: pd.DataFrame, n_resamples: int =
     """Instruction following along a training run: at each step the curve evaluated (`points`: run_id,
     step, instruction, one finished eval run each, its rollouts in `trajs`), the policy's contrast between
     an accuracy-only and a cost-saving instruction (and a speed one, where the curve has them), and that
-    step's contrast minus the first step's with one paired bootstrap over tasks (`instruction_contrast`,
-    the first step standing for the start). Which instruction is which kind is read from the P its
-    rollouts logged. Empty (with `CONTRAST_CURVE_COLUMNS`) when the curve lacks a pair, or has one step."""
+    step's contrast minus the first evaluated step's, with one paired bootstrap over tasks
+    (`instruction_contrast`; the first step stands for the start). An instruction's kind is read from the
+    one P its rollouts logged (held-out pairs, a P per task, have none); among several of a kind the first
+    by label. A step whose runs cannot be paired with the first step's (other tasks or samples, e.g. a run
+    resumed with another `lab_eval_limit`) is left out and named in `attrs["skipped"]`, so a page shows
+    the rest and says what is missing. Empty (with `CONTRAST_CURVE_COLUMNS`) when the curve lacks a pair,
+    or has one step."""
     kinds: dict[str, str | None] = {}
-    for point in points.itertuples():
-        logged = trajs.preference_json[trajs.run_id == point.run_id]
-        if not logged.empty:
-            weights = json.loads(logged.iloc[0] or "{}")
-            kinds.setdefault(point.instruction, instruction_kind(weights))
+    for point in points.sort_values("instruction", kind="stable").itertuples():
+        logged = trajs.preference_json[trajs.run_id == point.run_id].unique()
+        if point.instruction != HELD_OUT and len(logged) == 1:
+            kinds.setdefault(point.instruction, instruction_kind(json.loads(logged[0] or "{}")))
     runs = {(int(p.step), p.instruction): p.run_id for p in points.itertuples()}
+    keys = {run_id: set(zip(mine.task_id, mine.sample_idx)) for run_id, mine in trajs.groupby("run_id")}
     steps = sorted({step for step, _ in runs})
-    rows = []
+    rows, skipped = [], []
     for pair, baseline_kind, asking_kind, column in CURVE_PAIRS:
         baseline = next((label for label, kind in kinds.items() if kind == baseline_kind), None)
         asking = next((label for label, kind in kinds.items() if kind == asking_kind), None)
         if baseline is None or asking is None:
             continue
         evaluated = [step for step in steps if (step, baseline) in runs and (step, asking) in runs]
-        if len(evaluated) < 2:
-            continue
-        first = InstructionRuns(runs[evaluated[0], baseline], runs[evaluated[0], asking])
+        pairable = []
         for step in evaluated:
+            mine = [keys.get(runs[step, label], set()) for label in (baseline, asking)]
+            first = keys.get(runs[evaluated[0], baseline], set())
+            if mine[0] and mine[0] == mine[1] and {t for t, _ in mine[0]} == {t for t, _ in first}:
+                pairable.append(step)
+            else:
+                skipped.append(f"{pair}, step {step}: its runs hold other tasks or samples than step {evaluated[0]}'s")
+        if len(pairable) < 2 or pairable[0] != evaluated[0]:
+            continue
+        first_runs = InstructionRuns(runs[pairable[0], baseline], runs[pairable[0], asking])
+        for step in pairable:
             now = InstructionRuns(runs[step, baseline], runs[step, asking])
-            rows.append(instruction_contrast(trajs, first, now, column=column, n_resamples=n_resamples,
+            rows.append(instruction_contrast(trajs, first_runs, now, column=column, n_resamples=n_resamples,
                                              seed=seed).assign(step=step, pair=pair))
-    if not rows:
-        return pd.DataFrame(columns=CONTRAST_CURVE_COLUMNS)
-    return pd.concat(rows, ignore_index=True)[CONTRAST_CURVE_COLUMNS]
+    frame = (pd.concat(rows, ignore_index=True)[CONTRAST_CURVE_COLUMNS] if rows
+             else pd.DataFrame(columns=CONTRAST_CURVE_COLUMNS))
+    frame.attrs["skipped"] = skipped
+    return frame

@@ -208,4 +208,22 @@ def test_a_curve_without_both_instructions_of_a_pair_or_with_one_step_has_no_con
     frame, points = curve_trajs(grid, {0: (1.0, 1.0), 2: (1.0, 0.5)})
     assert contrast_curve(frame, points[points.instruction == "told acc"]).empty
     assert contrast_curve(frame, points[points.step == 0]).empty
-    assert list(contrast_curve(frame, points).columns) == CONTRAST_CURVE_COLUMNS
+    both = contrast_curve(frame, points)
+    assert not both.empty and list(both.columns) == CONTRAST_CURVE_COLUMNS
+
+
+def test_held_out_pairs_have_no_kind_and_an_unpairable_step_is_named_not_fatal():
+    """The curve also evaluates the held-out pairs (a P per task: its first rollout may read as
+    cost-saving), and its step 4 cost-saving run lost a task (a resumed run with fewer tasks): the pair is
+    the two training instructions, step 4 is left out and said to be, steps 0 and 2 are drawn."""
+    grid = [[0.02, 0.03], [0.04, 0.05]]
+    frame, points = curve_trajs(grid, {0: (1.0, 1.0), 2: (1.0, 0.5), 4: (1.0, 0.25)})
+    held_out = trajs(held_out=scaled(grid, 9.0)).assign(
+        preference_json=['{"outcome": 1.0, "compute": 1.0}', '{"outcome": 1.0}'] * 2, run_id="s0-held")
+    frame = pd.concat([frame[~((frame.run_id == "s4-cost") & (frame.task_id == "t1"))], held_out], ignore_index=True)
+    points = pd.concat([points, pd.DataFrame([{"run_id": "s0-held", "step": 0, "instruction": "held-out"}])])
+    curve = contrast_curve(frame, points)
+    cost = curve[curve.measure == "log cost_usd ratio"].set_index("step")
+    assert list(cost.index) == [0, 2] and cost.delta[2] == pytest.approx(math.log(2))
+    assert curve.attrs["skipped"] == ["cost-saving vs accuracy-only, step 4: its runs hold other tasks or samples "
+                                      "than step 0's"]
