@@ -235,8 +235,10 @@ class OrchestraGRPOConfig(GRPOConfig):
             toward spending) then cancels within the step, and what is left is the difference the instruction
             makes: what a policy that must read the instruction learns from (docs/training.md). Groups per
             step must be a multiple of `examples_per_task`.
-        gradient_checkpointing (`bool`, defaults to `False`; TRL's default is `True`):
-            Recompute activations in the backward pass to save memory. Off by default here: under it the
+        gradient_checkpointing (`bool`, defaults to off; TRL's default is `True`):
+            Recompute activations in the backward pass to save memory. Off by default here (left unset, so
+            transformers resolves it to its `activation_checkpointing`, off, without a deprecation warning
+            for a name the config never wrote): under it the
             shared-prompt forward turns itself off and every step pays the recomputation (a SmolLM2 check
             step took 100-110 s with it, about 33 s without), so the configs that need the memory
             (`cpu-smollm2.yaml`, `h100-qwen3-8b.yaml`) set it.
@@ -342,9 +344,10 @@ class OrchestraGRPOConfig(GRPOConfig):
                                   metadata={"help": "Rounds: train a malformed round with advantage -this (0: drop, as "
                                                     "released; the lab's lever)."})
     filter_invalid: bool = field(default=True, metadata={"help": "Drop rollouts without a valid final answer."})
-    gradient_checkpointing: bool = field(
-        default=False, metadata={"help": "Recompute activations in the backward pass (TRL defaults to true): it turns "
-                                         "the shared-prompt forward off, so the lab sets it where memory needs it."})
+    gradient_checkpointing: bool | None = field(
+        default=None, metadata={"help": "Recompute activations in the backward pass (TRL defaults to true; unset: "
+                                        "off): it turns the shared-prompt forward off, so the lab sets it where "
+                                        "memory needs it."})
     paired_instructions: bool = field(default=False,
                                       metadata={"help": "Each step takes whole tasks, each under every training "
                                                         "instruction (a recipe change)."})

@@ -351,7 +351,7 @@ def train_sft(config: OrchestraGRPOConfig, store: Store, environment: TrainingEn
         output_dir=str(target.with_name("warm-start-trainer")), assistant_only_loss=True,
         num_train_epochs=options["epochs"], learning_rate=options["learning_rate"],
         per_device_train_batch_size=options["batch_size"], max_length=None, padding_free=packed,
-        use_cpu=config.use_cpu, bf16=config.bf16, gradient_checkpointing=config.gradient_checkpointing,
+        use_cpu=config.use_cpu, bf16=config.bf16, activation_checkpointing=config.activation_checkpointing,
         save_strategy="no", report_to=[], logging_steps=10,
         seed=config.seed, disable_tqdm=False, lr_scheduler_type="cosine", warmup_steps=5,
     )

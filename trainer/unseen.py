@@ -59,7 +59,9 @@ def unseen_settings(config: OrchestraGRPOConfig, names: tuple[str, ...] = UNSEEN
             raise LabInputError(f"toolkit '{config.toolkit}': every subset of its tools was offered in training; no "
                                 f"held-out tool subset is left (leave out `{HELD_OUT_TOOLS}`)")
         if kept is not None:
-            removed = ", ".join(f for f in environment.toolkit.feature_names if f not in kept)
+            models = environment.toolkit.feature_models()   # a slot's model, so a reader sees what went
+            removed = ", ".join(f"{f} ({models[f]})" if models.get(f) else f
+                                for f in environment.toolkit.feature_names if f not in kept)
             settings.append(UnseenSetting(HELD_OUT_TOOLS, "default", kept, f"held-out tools (without {removed})"))
     return tuple(settings)
 

@@ -54,8 +54,8 @@ def test_the_settings_follow_the_config(tmp_path, world):
     assert (prices.name, prices.pricing, prices.features) == (HELD_OUT_PRICES, "deepinfra", None)
     drawn = {example.features for example in TrainingEnvironment(config).examples()}
     assert tools.name == HELD_OUT_TOOLS and tools.features not in drawn and tools.pricing == "default"
-    removed = [f for f in FEATURES if f not in tools.features]
-    assert f"without {', '.join(removed)}" in tools.description
+    (removed,) = [f for f in FEATURES if f not in tools.features]
+    assert tools.description == f"held-out tools (without {removed} ({TOOLKIT.feature_models()[removed]}))"
     assert unseen_settings(config, (HELD_OUT_PRICES,)) == (prices,)
 
 
