@@ -236,12 +236,12 @@ class OrchestraGRPOConfig(GRPOConfig):
             makes: what a policy that must read the instruction learns from (docs/training.md). Groups per
             step must be a multiple of `examples_per_task`.
         gradient_checkpointing (`bool`, defaults to off; TRL's default is `True`):
-            Recompute activations in the backward pass to save memory. Off by default here (left unset, so
-            transformers resolves it to its `activation_checkpointing`, off, without a deprecation warning
-            for a name the config never wrote): under it the
+            Recompute activations in the backward pass to save memory. Off by default here: under it the
             shared-prompt forward turns itself off and every step pays the recomputation (a SmolLM2 check
             step took 100-110 s with it, about 33 s without), so the configs that need the memory
-            (`cpu-smollm2.yaml`, `h100-qwen3-8b.yaml`) set it.
+            (`cpu-smollm2.yaml`, `h100-qwen3-8b.yaml`) set it. Left unset, transformers resolves its new
+            name, `activation_checkpointing`, to off without warning of a deprecated name the config never
+            wrote.
         shared_prompt_forward (`bool`, defaults to `True`):
             In the update, forward each distinct prompt of a micro-batch once and every completion on its
             cache (`trainer/shared_prompt.py`): the same loss for about 1/G of the prompt's compute. Applies

@@ -10,7 +10,7 @@ one scale (c_ref, l_ref), which the trainer stores in the train run's `config_js
     curve = learning_curve_df(store, "cpu-tiny-1a2b3c4d5e")
     curve[curve.instruction == "Be accurate but keep the bill as low as you can."][["step", "U", "ci_low"]]
     curve.attrs["scale"]        # {"c_ref": ..., "l_ref": ..., "basis": ...}
-    contrast_curve_df(store, "cpu-tiny-1a2b3c4d5e")   # instruction following per step, minus step 0's
+    contrast_curve_df(store, "cpu-tiny-1a2b3c4d5e")   # instruction following per step, minus the first step's
 
 The contrast curve comes first where a curve is shown (the Training page, the demo): U rises for any
 cheaper policy, while the contrast moves only when the policy acts on what the instruction asks.

@@ -144,8 +144,9 @@ class Findings:
 
 
     def _curve_sentences(self) -> list[str]:
-        """Instruction following at the last evaluated step against step 0 (first: U rises for any cheaper
-        policy), then U of each instruction at step 0 and at the last evaluated step, on the run's one scale."""
+        """Instruction following at the last evaluated step against the first (first: U rises for any
+        cheaper policy), then U of each instruction at step 0 and at the last evaluated step, on the run's
+        one scale."""
         lines = []
         following = self.following[self.following.measure.str.startswith("log ")] if not self.following.empty \
             else self.following
@@ -158,10 +159,11 @@ class Findings:
         if self.curve.empty:
             return lines
         scale = self.curve.attrs.get("scale", {})
-        lines += [f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed validation tasks: U = "
-                 "w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref per rollout (w: the instruction's P), with "
-                 f"c_ref = {100 * scale.get('c_ref', float('nan')):.2f}c and l_ref = "
-                 f"{scale.get('l_ref', float('nan')):.0f} s fixed once ({scale.get('basis', '')}); 95% CIs over tasks."]
+        lines.append(f"Learning curve of the training run on {int(self.curve.n_tasks.max())} fixed validation tasks: "
+                     "U = w_o*solved - w_c*cost/c_ref - w_l*latency/l_ref per rollout (w: the instruction's P), with "
+                     f"c_ref = {100 * scale.get('c_ref', float('nan')):.2f}c and l_ref = "
+                     f"{scale.get('l_ref', float('nan')):.0f} s fixed once ({scale.get('basis', '')}); 95% CIs over "
+                     "tasks.")
         for instruction, points in self.curve.groupby("instruction", sort=False):
             first, last = points.iloc[0], points.iloc[-1]
             lines.append(f"Curve under {instruction!r}: U {first.U:+.2f} [{first.ci_low:+.2f}, {first.ci_high:+.2f}] "
