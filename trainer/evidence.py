@@ -328,7 +328,8 @@ def evidence_plan(config: OrchestraGRPOConfig, tasks: int | None = None, samples
                             "--config ...` (or `orchestra train sft`) first")
     chosen = [*curve_instructions(config), CurveInstruction(label=HELD_OUT, preference=HELD_OUT, wording=None)]
     chosen = list({c.label: c for c in chosen}.values())   # a curve that lists `held-out` itself: once
-    held_out_wordings, unseen = True, UNSEEN_NAMES
+    held_out_wordings = True
+    unseen: tuple[str, ...] = UNSEEN_NAMES
     if instructions is not None:
         known = [c.label for c in chosen] + [HELD_OUT_WORDINGS, *UNSEEN_NAMES]
         unknown = [name for name in instructions if name not in known]
