@@ -185,10 +185,10 @@ def contrast_curve(trajs: pd.DataFrame, points: pd.DataFrame, n_resamples: int =
             continue
         evaluated = [step for step in steps if (step, baseline) in runs and (step, asking) in runs]
         pairable = []
+        first_tasks = {task for task, _ in keys.get(runs[evaluated[0], baseline], set())} if evaluated else set()
         for step in evaluated:
             mine = [keys.get(runs[step, label], set()) for label in (baseline, asking)]
-            first = keys.get(runs[evaluated[0], baseline], set())
-            if mine[0] and mine[0] == mine[1] and {t for t, _ in mine[0]} == {t for t, _ in first}:
+            if mine[0] and mine[0] == mine[1] and {task for task, _ in mine[0]} == first_tasks:
                 pairable.append(step)
             else:
                 skipped.append(f"{pair}, step {step}: its runs hold other tasks or samples than step {evaluated[0]}'s")
